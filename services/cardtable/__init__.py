@@ -1,0 +1,1 @@
+"""cardtable: an event-sourced backend for online trick-taking card games."""
