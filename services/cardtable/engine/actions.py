@@ -43,7 +43,15 @@ NAME_TRUMP = "name"
 PASS = "pass"
 
 ACTION_KINDS = (
-    PLAY_CARD, BID, PASS_CARDS, CHOOSE_CONTRACT, GIVE_CARD, DISCARD, TAKE_TRUMP, NAME_TRUMP, PASS,
+    PLAY_CARD,
+    BID,
+    PASS_CARDS,
+    CHOOSE_CONTRACT,
+    GIVE_CARD,
+    DISCARD,
+    TAKE_TRUMP,
+    NAME_TRUMP,
+    PASS,
 )
 
 
@@ -66,6 +74,19 @@ BIDS: tuple[Action, ...] = tuple(Action(BID, number=tricks) for tricks in range(
 GIVE: tuple[Action, ...] = tuple(Action(GIVE_CARD, card=card) for card in range(52))
 TAKE = Action(TAKE_TRUMP)
 PASS_BID = Action(PASS)
+
+
+#: Kinds whose action text names cards the other seats must not see yet.
+PRIVATE_KINDS = frozenset({PASS_CARDS, DISCARD, GIVE_CARD})
+
+
+def action_audience(action: Action, seat: int) -> tuple[int, ...] | None:
+    """Who may see the action itself: everybody (``None``) or only the seat that took it.
+
+    A card played or a bid is public; the cards a seat passes, discards or gives are not (the
+    game's facts tell the receiver what it received, at the right moment).
+    """
+    return (seat,) if action.kind in PRIVATE_KINDS else None
 
 
 def play(card: Card) -> Action:

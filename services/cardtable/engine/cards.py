@@ -95,9 +95,7 @@ def deck_of_ranks(lowest_rank: int) -> tuple[Card, ...]:
 
     Whist uses the 8 × n highest cards and Belote 7 to A: both are such a deck.
     """
-    return tuple(
-        make_card(rank, suit) for suit in SUITS for rank in range(lowest_rank, 13)
-    )
+    return tuple(make_card(rank, suit) for suit in SUITS for rank in range(lowest_rank, 13))
 
 
 FULL_DECK: tuple[Card, ...] = deck_of_ranks(TWO)

@@ -25,7 +25,6 @@ from cardtable.engine.actions import PASS_CARDS, PLAY, PLAY_CARD, Action, pass_c
 from cardtable.engine.cards import (
     CLUBS,
     FULL_DECK,
-    HEARTS as HEART_SUIT,
     QUEEN,
     SPADES,
     SUIT_NAMES,
@@ -34,6 +33,9 @@ from cardtable.engine.cards import (
     Card,
     format_card,
     make_card,
+)
+from cardtable.engine.cards import (
+    HEARTS as HEART_SUIT,
 )
 from cardtable.engine.facts import (
     CardPlayed,
@@ -48,15 +50,16 @@ from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
     check_each_card_once,
-    inconsistent as _inconsistent,
     read_bool,
     read_cards,
     read_int,
     read_int_list,
     read_list,
-    read_optional_int,
     read_str,
     require,
+)
+from cardtable.engine.snapshot import (
+    inconsistent as _inconsistent,
 )
 
 PLAYERS = 4
@@ -140,9 +143,7 @@ class HeartsState(GameState):
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         self._start_next_deal(direction=1)
         first = (self.dealer + 1) % PLAYERS
-        self.hands = [
-            sorted(order[(seat - first) % PLAYERS :: PLAYERS]) for seat in range(PLAYERS)
-        ]
+        self.hands = [sorted(order[(seat - first) % PLAYERS :: PLAYERS]) for seat in range(PLAYERS)]
         self.pass_offset = PASS_CYCLE[(self.deal_number - 1) % len(PASS_CYCLE)]
         self.passes = [None] * PLAYERS
         self.received = [() for _ in range(PLAYERS)]
@@ -151,9 +152,7 @@ class HeartsState(GameState):
         self.hearts_broken = False
         self.points = [0] * PLAYERS
         facts: list[Fact] = [DealStarted(self.deal_number, self.dealer, HAND_SIZE)]
-        facts.extend(
-            CardsDealt(seat, tuple(self.hands[seat]), (seat,)) for seat in range(PLAYERS)
-        )
+        facts.extend(CardsDealt(seat, tuple(self.hands[seat]), (seat,)) for seat in range(PLAYERS))
         if self.pass_offset:
             self._phase = PASS_PHASE
         else:
@@ -218,9 +217,7 @@ class HeartsState(GameState):
             return follow
         if not self.tricks:
             safe = [
-                card
-                for card in hand
-                if SUIT_OF[card] != HEART_SUIT and card != QUEEN_OF_SPADES
+                card for card in hand if SUIT_OF[card] != HEART_SUIT and card != QUEEN_OF_SPADES
             ]
             if safe:
                 return safe
@@ -253,9 +250,9 @@ class HeartsState(GameState):
         if not trick:
             if not self.tricks and card != TWO_OF_CLUBS:
                 return "the first trick must be led with the two of clubs"
-            if suit == HEART_SUIT and not self.hearts_broken:
-                if any(SUIT_OF[other] != HEART_SUIT for other in hand):
-                    return "you may not lead hearts until hearts are broken"
+            leads_heart_unbroken = suit == HEART_SUIT and not self.hearts_broken
+            if leads_heart_unbroken and any(SUIT_OF[other] != HEART_SUIT for other in hand):
+                return "you may not lead hearts until hearts are broken"
             return None
         led = SUIT_OF[trick[0]]
         if suit != led and any(SUIT_OF[other] == led for other in hand):
@@ -362,9 +359,7 @@ class HeartsState(GameState):
             "pass_direction": PASS_DIRECTION_NAMES[self.pass_offset],
             "passed": cards_json(chosen) if chosen else [],
             "received": (
-                cards_json(self.received[seat])
-                if own and seat is not None and passes_done
-                else []
+                cards_json(self.received[seat]) if own and seat is not None and passes_done else []
             ),
             "passes_chosen": [chosen_cards is not None for chosen_cards in self.passes],
             "trick": [
@@ -462,8 +457,10 @@ class HeartsState(GameState):
             return
         if self.player != (self.leader + len(self.trick)) % PLAYERS:
             raise _inconsistent("the player to act does not follow the leader")
-        sizes = {len(hand) + (1 if (seat - self.leader) % PLAYERS < len(self.trick) else 0)
-                 for seat, hand in enumerate(self.hands)}
+        sizes = {
+            len(hand) + (1 if (seat - self.leader) % PLAYERS < len(self.trick) else 0)
+            for seat, hand in enumerate(self.hands)
+        }
         if sizes != {HAND_SIZE - len(self.tricks)}:
             raise _inconsistent("the hands do not match the tricks played")
         if sum(self.points) != sum(CARD_POINTS[card] for card in played):

@@ -1,0 +1,120 @@
+"""Translation between the engine's Python values and the rules contract's messages.
+
+Kept apart from the servicer so the servicer reads as "decode, call the engine, encode", and so
+the limits on untrusted input (sizes, formats) sit in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from google.protobuf import struct_pb2
+
+from cardtable.engine.cards import card_texts, parse_card
+
+__all__ = ["card_texts"]
+from cardtable.engine.errors import InvalidInput
+from cardtable.engine.facts import Audience, Fact, fact_to_dict
+from cardtable.engine.game import SNAPSHOT_VERSION, GameState
+from cardtable.engine.registry import game_spec
+from cardtable_api.common.v1 import common_pb2
+from cardtable_api.rules.v1 import rules_pb2
+
+#: Largest snapshot accepted: a real one is a few kilobytes even late in a long Whist game.
+MAX_SNAPSHOT_BYTES = 256 * 1024
+#: Longest action text accepted ("discard 10C 10D 10H 10S" is 23 characters).
+MAX_ACTION_CHARS = 64
+#: Most inputs accepted by Rebuild: a 6-player Whist game has about 30 deals and 700 actions.
+MAX_REBUILD_INPUTS = 20_000
+
+
+def decode_state(message: rules_pb2.GameState) -> GameState:
+    """The engine state inside ``message``; malformed or inconsistent data raises InvalidInput."""
+    if len(message.snapshot) > MAX_SNAPSHOT_BYTES:
+        raise InvalidInput(f"state snapshot is larger than {MAX_SNAPSHOT_BYTES} bytes")
+    if message.snapshot_version != SNAPSHOT_VERSION:
+        raise InvalidInput(
+            f"state snapshot version {message.snapshot_version} is not supported "
+            f"(this service reads version {SNAPSHOT_VERSION})"
+        )
+    spec = game_spec(message.game)
+    try:
+        data = json.loads(message.snapshot)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InvalidInput(f"state snapshot is not valid JSON: {error}") from None
+    return spec.state_type.from_snapshot(data)
+
+
+def encode_state(state: GameState) -> rules_pb2.GameState:
+    """``state`` as a message; compact JSON keeps every call's payload small."""
+    snapshot = json.dumps(state.to_snapshot(), separators=(",", ":")).encode()
+    return rules_pb2.GameState(
+        game=state.spec.name, snapshot_version=SNAPSHOT_VERSION, snapshot=snapshot
+    )
+
+
+def encode_status(state: GameState) -> common_pb2.GameStatus:
+    """The game-agnostic part of a state that the table service relies on."""
+    return common_pb2.GameStatus(
+        phase=state.phase,
+        to_act=list(state.to_act()),
+        needs_deal=state.needs_deal() and not state.is_over(),
+        over=state.is_over(),
+        deal_number=state.deal_number,
+        dealer=state.dealer,
+        totals=list(state.totals),
+        places=list(state.places() or ()),
+        progress=state.progress(),
+    )
+
+
+def encode_audience(audience: Audience) -> common_pb2.Audience:
+    """``None`` is public; a tuple of seats is those seats (empty: nobody outside the servers)."""
+    if audience is None:
+        return common_pb2.Audience(kind=common_pb2.Audience.KIND_PUBLIC)
+    if not audience:
+        return common_pb2.Audience(kind=common_pb2.Audience.KIND_SERVER_ONLY)
+    return common_pb2.Audience(kind=common_pb2.Audience.KIND_SEATS, seats=list(audience))
+
+
+def encode_facts(facts: Sequence[Fact]) -> list[rules_pb2.Fact]:
+    """Facts as messages, each with its audience and its fields as a Struct."""
+    encoded = []
+    for fact in facts:
+        fields = fact_to_dict(fact)
+        kind = fields.pop("kind")
+        fields.pop("audience")
+        encoded.append(
+            rules_pb2.Fact(
+                kind=kind, audience=encode_audience(fact.audience), fields=to_struct(fields)
+            )
+        )
+    return encoded
+
+
+def to_struct(data: dict[str, Any]) -> struct_pb2.Struct:
+    """A JSON-ready dict as a Struct (numbers become doubles, as Struct defines them)."""
+    struct = struct_pb2.Struct()
+    struct.update(data)
+    return struct
+
+
+def decode_action_text(text: str) -> str:
+    """The action text, once its size is known to be sane."""
+    if len(text) > MAX_ACTION_CHARS:
+        raise InvalidInput(f"an action is at most {MAX_ACTION_CHARS} characters")
+    return text
+
+
+def decode_deck_order(cards: Sequence[str]) -> list[int]:
+    """A deck order from card strings; the engine then checks it is the game's deck."""
+    if len(cards) > 52:
+        raise InvalidInput("a deck order holds at most 52 cards")
+    return [parse_card(text) for text in cards]
+
+
+def deck_texts(state: GameState) -> list[str]:
+    """The game's deck as card strings, sorted."""
+    return card_texts(state.deck())

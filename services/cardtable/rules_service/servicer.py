@@ -1,0 +1,200 @@
+"""The RulesService servicer: decode the request, ask the engine, encode the answer.
+
+Every engine error becomes a gRPC status here and nowhere else: malformed input is
+INVALID_ARGUMENT, a move the rules forbid is FAILED_PRECONDITION with the engine's sentence,
+so the player reads the same text the engine wrote. The engine is synchronous and fast (well
+under a millisecond per call), so it runs on the event loop without a thread hop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from cardtable.engine.actions import action_audience, format_action, parse_action
+from cardtable.engine.errors import IllegalAction, InvalidInput
+from cardtable.engine.options import describe_options
+from cardtable.engine.registry import GAMES, game_spec
+from cardtable.engine.replay import ActionInput, DealInput, GameInput, rebuild
+from cardtable.rules_service import codec
+from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
+
+Response = TypeVar("Response")
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class DeadlineExceededError(Exception):
+    """The caller's deadline ran out during a long rebuild; nothing more is worth computing."""
+
+
+async def run_engine(context: Context, work: Callable[[], Response]) -> Response:
+    """Run ``work`` and turn the engine's typed errors into the matching gRPC status."""
+    try:
+        return work()
+    except IllegalAction as error:
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+    except InvalidInput as error:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    except DeadlineExceededError as error:
+        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(error))
+    raise AssertionError("context.abort always raises")  # pragma: no cover
+
+
+def list_games() -> rules_pb2.ListGamesResponse:
+    games = [
+        rules_pb2.GameInfo(
+            name=spec.name,
+            title=spec.title,
+            min_players=spec.min_players,
+            max_players=spec.max_players,
+            lower_is_better=spec.lower_is_better,
+            options=[
+                rules_pb2.OptionInfo(
+                    name=option["name"],
+                    default_value=str(option["default"]).lower(),
+                    help=option["help"],
+                )
+                for option in describe_options(spec.options_type)
+            ],
+        )
+        for spec in GAMES.values()
+    ]
+    return rules_pb2.ListGamesResponse(games=games)
+
+
+def new_game(request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
+    spec = game_spec(request.game)
+    state = spec.new_game(request.players, dict(request.options.values), request.first_dealer)
+    return rules_pb2.NewGameResponse(
+        state=codec.encode_state(state),
+        status=codec.encode_status(state),
+        deck=codec.deck_texts(state),
+    )
+
+
+def deal(request: rules_pb2.DealRequest) -> rules_pb2.DealResponse:
+    state = codec.decode_state(request.state)
+    facts = state.deal(codec.decode_deck_order(request.deck_order))
+    return rules_pb2.DealResponse(
+        state=codec.encode_state(state),
+        status=codec.encode_status(state),
+        facts=codec.encode_facts(facts),
+    )
+
+
+def apply_action(request: rules_pb2.ApplyActionRequest) -> rules_pb2.ApplyActionResponse:
+    state = codec.decode_state(request.state)
+    action = parse_action(codec.decode_action_text(request.action))
+    facts = state.apply(request.seat, action)
+    return rules_pb2.ApplyActionResponse(
+        state=codec.encode_state(state),
+        status=codec.encode_status(state),
+        facts=codec.encode_facts(facts),
+        action_audience=codec.encode_audience(action_audience(action, request.seat)),
+    )
+
+
+def legal_actions(request: rules_pb2.LegalActionsRequest) -> rules_pb2.LegalActionsResponse:
+    state = codec.decode_state(request.state)
+    choice = state.card_set_choice(request.seat)
+    if choice is not None:
+        verb = format_action(choice.make(choice.cards[: choice.count])).split()[0]
+        return rules_pb2.LegalActionsResponse(
+            choose_cards=rules_pb2.CardSetChoice(
+                verb=verb, cards=codec.card_texts(choice.cards), count=choice.count
+            )
+        )
+    actions = [format_action(action) for action in state.legal_actions(request.seat)]
+    return rules_pb2.LegalActionsResponse(actions=actions)
+
+
+def get_view(request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
+    state = codec.decode_state(request.state)
+    seat = request.seat if request.HasField("seat") else None
+    if seat is not None and not 0 <= seat < state.num_players:
+        raise InvalidInput(f"there is no seat {seat} at this table")
+    return rules_pb2.GetViewResponse(
+        view=codec.to_struct(state.observation(seat)), status=codec.encode_status(state)
+    )
+
+
+def rebuild_state(
+    request: rules_pb2.RebuildRequest, on_step: Callable[[], None]
+) -> rules_pb2.RebuildResponse:
+    if len(request.inputs) > codec.MAX_REBUILD_INPUTS:
+        raise InvalidInput(f"at most {codec.MAX_REBUILD_INPUTS} inputs per rebuild")
+    spec = game_spec(request.game)
+    inputs = [decode_input(step) for step in request.inputs]
+    state = rebuild(
+        spec,
+        request.players,
+        dict(request.options.values),
+        request.first_dealer,
+        inputs,
+        on_step=on_step,
+    )
+    return rules_pb2.RebuildResponse(
+        state=codec.encode_state(state), status=codec.encode_status(state)
+    )
+
+
+def decode_input(step: rules_pb2.GameInput) -> GameInput:
+    which = step.WhichOneof("input")
+    if which == "deal":
+        return DealInput(tuple(codec.decode_deck_order(step.deal.cards)))
+    if which == "action":
+        text = codec.decode_action_text(step.action.action)
+        return ActionInput(step.action.seat, parse_action(text))
+    raise InvalidInput("each rebuild input is a deal or an action")
+
+
+def deadline_check(context: Context) -> Callable[[], None]:
+    """A cheap check run between inputs, so a rebuild stops once nobody waits for it."""
+
+    def check() -> None:
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            raise DeadlineExceededError("the deadline ran out while rebuilding")
+
+    return check
+
+
+class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
+    """Stateless: everything a call needs arrives in its request."""
+
+    async def ListGames(
+        self, request: rules_pb2.ListGamesRequest, context: Context
+    ) -> rules_pb2.ListGamesResponse:
+        return await run_engine(context, list_games)
+
+    async def NewGame(
+        self, request: rules_pb2.NewGameRequest, context: Context
+    ) -> rules_pb2.NewGameResponse:
+        return await run_engine(context, lambda: new_game(request))
+
+    async def Deal(
+        self, request: rules_pb2.DealRequest, context: Context
+    ) -> rules_pb2.DealResponse:
+        return await run_engine(context, lambda: deal(request))
+
+    async def ApplyAction(
+        self, request: rules_pb2.ApplyActionRequest, context: Context
+    ) -> rules_pb2.ApplyActionResponse:
+        return await run_engine(context, lambda: apply_action(request))
+
+    async def LegalActions(
+        self, request: rules_pb2.LegalActionsRequest, context: Context
+    ) -> rules_pb2.LegalActionsResponse:
+        return await run_engine(context, lambda: legal_actions(request))
+
+    async def GetView(
+        self, request: rules_pb2.GetViewRequest, context: Context
+    ) -> rules_pb2.GetViewResponse:
+        return await run_engine(context, lambda: get_view(request))
+
+    async def Rebuild(
+        self, request: rules_pb2.RebuildRequest, context: Context
+    ) -> rules_pb2.RebuildResponse:
+        return await run_engine(context, lambda: rebuild_state(request, deadline_check(context)))
