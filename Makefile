@@ -1,0 +1,59 @@
+# cardtable: the two commands a newcomer needs are `make run` and `make test`.
+# Everything installs into .venv from pinned versions (constraints.txt); nothing by hand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.installed-stamp
+SOURCES := services tests scripts
+
+.PHONY: install proto proto-check run test test-fast lint format bench bench-engine clean lock
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+## Regenerate services/cardtable_api from proto/ (never edit the generated code by hand).
+proto: install
+	$(PY) scripts/generate_protos.py
+
+proto-check: install
+	$(PY) scripts/generate_protos.py --check
+	cd proto && ../$(BIN)/buf lint
+
+## Start real NATS JetStream + Postgres (embedded wheels, or NATS_URL / DATABASE_URL) and the services.
+run: install
+	$(BIN)/cardtable run
+
+## The whole test suite against real servers (the command CI runs).
+test: install proto-check
+	$(BIN)/pytest
+
+test-fast: install
+	$(BIN)/pytest -m "not slow and not services"
+
+lint: install proto-check
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix $(SOURCES)
+	$(BIN)/ruff format $(SOURCES)
+
+bench: bench-engine
+
+bench-engine: install
+	$(BIN)/cardtable bench-engine --seconds 5
+
+## Re-pin every dependency to what is installed now (after changing pyproject.toml).
+lock:
+	$(PY) -m pip freeze --exclude-editable | grep -v '^cardtable' > constraints.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,87 @@
+"""Engine throughput: random playouts per game on one core, against the Hearts yardstick.
+
+The yardstick (``shared/bench/yardstick_hearts.py``) is the cheapest honest Hearts deal in
+plain Python. It runs in the same process run as our measurement, on the same machine, so the
+ratio between the two is the figure that means something; absolute rates vary with the
+machine's load.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cardtable.engine.registry import game_spec
+from cardtable.simulation.playout import play_random_game
+
+#: Each game at its most common table size.
+BENCH_GAMES: tuple[tuple[str, int, dict[str, Any]], ...] = (
+    ("hearts", 4, {"quick": True}),
+    ("whist", 4, {}),
+    ("358", 3, {}),
+    ("belote", 4, {}),
+)
+
+
+def measure_game(
+    game: str, players: int, options: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """Random legal playouts of ``game`` for about ``seconds``; deals and actions per second."""
+    spec = game_spec(game)
+    rng = random.Random(1)
+    games = deals = actions = 0
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        _, game_deals, game_actions = play_random_game(spec, players, options, rng)
+        games += 1
+        deals += game_deals
+        actions += game_actions
+    elapsed = time.perf_counter() - started
+    return {
+        "game": game,
+        "players": players,
+        "games": games,
+        "deals_per_s": round(deals / elapsed, 1),
+        "actions_per_s": round(actions / elapsed, 1),
+    }
+
+
+def find_yardstick(start: Path) -> Path | None:
+    """``shared/bench/yardstick_hearts.py`` beside the repository (or a parent of ``start``)."""
+    for folder in (start, *start.parents):
+        candidate = folder / "shared" / "bench" / "yardstick_hearts.py"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def run_yardstick(path: Path, seconds: float) -> dict[str, float]:
+    """Run the yardstick in a child process with the same interpreter; its JSON result."""
+    output = subprocess.run(
+        [sys.executable, str(path), str(seconds)], check=True, capture_output=True, text=True
+    ).stdout
+    result: dict[str, float] = json.loads(output)
+    return result
+
+
+def engine_bench(seconds: float, yardstick: Path | None) -> dict[str, Any]:
+    """Every game's throughput, the yardstick's, and the ratios the targets are stated in."""
+    results = [
+        measure_game(game, players, options, seconds) for game, players, options in BENCH_GAMES
+    ]
+    hearts = results[0]
+    for result in results:
+        result["actions_vs_hearts"] = round(result["actions_per_s"] / hearts["actions_per_s"], 3)
+    report: dict[str, Any] = {"seconds_per_game": seconds, "games": results}
+    if yardstick is not None:
+        measured = run_yardstick(yardstick, seconds)
+        report["yardstick"] = measured
+        report["hearts_deals_vs_yardstick"] = round(
+            hearts["deals_per_s"] / measured["deals_per_s"], 3
+        )
+    return report
