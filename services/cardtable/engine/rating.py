@@ -36,6 +36,7 @@ person has left, the game ends at once: the remaining person gets +5n and each l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from cardtable.engine.ranking import share_place_values, tie_groups
@@ -86,8 +87,8 @@ def team_base_changes(totals: Sequence[int]) -> list[float]:
 
 def expected_score(winner_rating: float, loser_rating: float) -> float:
     """Elo's expected score of the pair's winner: 1 / (1 + 10^((R_l - R_w) / 400))."""
-    exponent: float = (loser_rating - winner_rating) / 400.0
-    return 1.0 / (1.0 + 10.0**exponent)
+    exponent = (loser_rating - winner_rating) / 400.0
+    return 1.0 / (1.0 + math.pow(10.0, exponent))
 
 
 def level_adjusted_changes(base: Sequence[float], ratings: Sequence[float]) -> list[float]:
