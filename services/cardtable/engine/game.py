@@ -305,6 +305,8 @@ class GameState(ABC):
         if not isinstance(game_fields, Mapping):
             raise InvalidInput("snapshot field 'state' must be an object")
         state._load_snapshot(game_fields)
+        if not isinstance(state, cls):  # the spec builds this class; keeps the type exact
+            raise InvalidInput(f"snapshot is not a {cls.spec.title} state")
         return state
 
     @abstractmethod

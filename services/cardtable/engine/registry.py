@@ -5,8 +5,9 @@ from __future__ import annotations
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameSpec
 from cardtable.engine.hearts import HEARTS
+from cardtable.engine.whist import WHIST
 
-GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (HEARTS,)}
+GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (WHIST, HEARTS)}
 
 
 def game_spec(name: str) -> GameSpec:
