@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameSpec
+from cardtable.engine.belote import BELOTE
 from cardtable.engine.hearts import HEARTS
 from cardtable.engine.whist import WHIST
 
-GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (WHIST, HEARTS)}
+GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (WHIST, BELOTE, HEARTS)}
 
 
 def game_spec(name: str) -> GameSpec:
