@@ -6,9 +6,10 @@ from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameSpec
 from cardtable.engine.belote import BELOTE
 from cardtable.engine.hearts import HEARTS
+from cardtable.engine.three_five_eight import THREE_FIVE_EIGHT
 from cardtable.engine.whist import WHIST
 
-GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (WHIST, BELOTE, HEARTS)}
+GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (WHIST, THREE_FIVE_EIGHT, BELOTE, HEARTS)}
 
 
 def game_spec(name: str) -> GameSpec:
