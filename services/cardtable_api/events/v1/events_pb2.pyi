@@ -106,6 +106,7 @@ class Event(_message.Message):
     BOT_SEAT_REQUESTED_FIELD_NUMBER: _builtins.int
     GAME_FINISHED_FIELD_NUMBER: _builtins.int
     REMATCH_CREATED_FIELD_NUMBER: _builtins.int
+    DEAL_COMMITTED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def audience(self) -> _common_pb2.Audience: ...
     @_builtins.property
@@ -138,6 +139,8 @@ class Event(_message.Message):
     def game_finished(self) -> Global___GameFinished: ...
     @_builtins.property
     def rematch_created(self) -> Global___RematchCreated: ...
+    @_builtins.property
+    def deal_committed(self) -> Global___DealCommitted: ...
     def __init__(
         self,
         *,
@@ -157,12 +160,13 @@ class Event(_message.Message):
         bot_seat_requested: Global___BotSeatRequested | None = ...,
         game_finished: Global___GameFinished | None = ...,
         rematch_created: Global___RematchCreated | None = ...,
+        deal_committed: Global___DealCommitted | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_committed", b"deal_committed", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_committed", b"deal_committed", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["table_created", "player_seated", "player_left", "game_started", "deal_shuffled", "deal_seed_revealed", "action_taken", "fact_recorded", "turn_timer_started", "turn_timed_out", "seat_handed_to_bot", "seat_reclaimed", "bot_seat_requested", "game_finished", "rematch_created"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["table_created", "player_seated", "player_left", "game_started", "deal_shuffled", "deal_seed_revealed", "action_taken", "fact_recorded", "turn_timer_started", "turn_timed_out", "seat_handed_to_bot", "seat_reclaimed", "bot_seat_requested", "game_finished", "rematch_created", "deal_committed"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -298,16 +302,18 @@ Global___PlayerLeft: _TypeAlias = PlayerLeft  # noqa: Y015
 
 @_typing.final
 class GameStarted(_message.Message):
+    """The game began. Its initial state is the rules service's NewGame for the table's game,
+    options, seat count and this first dealer, so it is not stored.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FIRST_DEALER_FIELD_NUMBER: _builtins.int
-    INITIAL_STATE_FIELD_NUMBER: _builtins.int
     PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    GAME_NUMBER_FIELD_NUMBER: _builtins.int
     first_dealer: _builtins.int
-    @_builtins.property
-    def initial_state(self) -> _rules_pb2.GameState:
-        """The rules service's initial state (server only; see the event's audience)."""
-
+    game_number: _builtins.int
+    """Game number at this table (1 for the first game; rematches create new tables)."""
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The player in each seat at the start, in seat order."""
@@ -316,51 +322,69 @@ class GameStarted(_message.Message):
         self,
         *,
         first_dealer: _builtins.int = ...,
-        initial_state: _rules_pb2.GameState | None = ...,
         player_ids: _abc.Iterable[_builtins.str] | None = ...,
+        game_number: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["initial_state", b"initial_state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_dealer", b"first_dealer", "initial_state", b"initial_state", "player_ids", b"player_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_dealer", b"first_dealer", "game_number", b"game_number", "player_ids", b"player_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameStarted: _TypeAlias = GameStarted  # noqa: Y015
 
 @_typing.final
-class DealShuffled(_message.Message):
-    """A deal's shuffle: the commitment is public, the seed stays on the servers until the deal
-    ends and DealSeedRevealed publishes it.
-    """
+class DealCommitted(_message.Message):
+    """A deal's commitment, public before any card is dealt: SHA-256 of the shuffle seed, hex."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     DEAL_NUMBER_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
-    SEALED_SEED_FIELD_NUMBER: _builtins.int
-    DECK_ORDER_FIELD_NUMBER: _builtins.int
     deal_number: _builtins.int
     commitment: _builtins.str
-    """SHA-256 of the seed, hex."""
-    sealed_seed: _builtins.bytes
-    """The seed, encrypted or plain depending on `seed_sealed`; the event carrying it is
-    server-only. See docs/fair-deals.md.
-    """
-    @_builtins.property
-    def deck_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The deck order derived from the seed, top card first (server only)."""
-
     def __init__(
         self,
         *,
         deal_number: _builtins.int = ...,
         commitment: _builtins.str = ...,
-        sealed_seed: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_number", b"deal_number"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DealCommitted: _TypeAlias = DealCommitted  # noqa: Y015
+
+@_typing.final
+class DealShuffled(_message.Message):
+    """A deal's shuffle, server only until DealSeedRevealed publishes the seed: the seed and the
+    deck order derived from it (docs/fair-deals.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_NUMBER_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    DECK_ORDER_FIELD_NUMBER: _builtins.int
+    deal_number: _builtins.int
+    seed: _builtins.str
+    """The seed, hex."""
+    @_builtins.property
+    def deck_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The deck order derived from the seed, top card first."""
+
+    def __init__(
+        self,
+        *,
+        deal_number: _builtins.int = ...,
+        seed: _builtins.str = ...,
         deck_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_number", b"deal_number", "deck_order", b"deck_order", "sealed_seed", b"sealed_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "deck_order", b"deck_order", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -503,25 +527,38 @@ Global___TurnTimedOut: _TypeAlias = TurnTimedOut  # noqa: Y015
 
 @_typing.final
 class SeatHandedToBot(_message.Message):
+    """A computer player took the seat. `player_id` is the bot's id; `replaced_player_id` the
+    person it replaces (empty for a seat filled at the start).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    REPLACED_PLAYER_ID_FIELD_NUMBER: _builtins.int
+    PROGRESS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_id: _builtins.str
     reason: _builtins.str
     """"left", "timeouts", "fill"."""
+    replaced_player_id: _builtins.str
+    progress: _builtins.float
+    """Share of the game completed at the hand-over (0 to 1): a person replaced after a leave or
+    three timeouts counts as disconnected from this point on.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        replaced_player_id: _builtins.str = ...,
+        progress: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "reason", b"reason", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "progress", b"progress", "reason", b"reason", "replaced_player_id", b"replaced_player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
