@@ -1,0 +1,109 @@
+"""A NATS connection with its JetStream context, set up to ride out server restarts.
+
+The client reconnects forever: a table service that gave up on the event store after a few tries
+would need a restart to recover, while one that keeps trying heals itself when NATS returns.
+Publishes made while disconnected fail with a timeout instead of blocking, and the health of the
+service reflects that through its handlers. On shutdown ``close`` drains: buffered publishes are
+flushed and subscriptions finish the message in hand before the socket closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from types import TracebackType
+
+import nats
+from nats.aio.client import Client
+from nats.errors import ConnectionClosedError, ConnectionDrainingError
+from nats.js import JetStreamContext
+
+from cardtable.platform.logging import BoundLogger, get_logger
+from cardtable.platform.settings import NatsSettings
+
+
+@dataclass
+class NatsConnection:
+    """A connected client and the JetStream context built on it."""
+
+    client: Client
+    jetstream: JetStreamContext
+    _closed: bool = field(default=False, init=False)
+
+    async def close(self) -> None:
+        """Drain and close; calling it twice is harmless."""
+        if self._closed or self.client.is_closed:
+            self._closed = True
+            return
+        self._closed = True
+        with contextlib.suppress(ConnectionClosedError, ConnectionDrainingError):
+            await self.client.drain()
+
+    async def __aenter__(self) -> NatsConnection:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+async def connect_nats(
+    url: str,
+    *,
+    name: str,
+    connect_timeout_seconds: float = 30.0,
+    reconnect_wait_seconds: int = 1,
+    jetstream_timeout_seconds: float = 5.0,
+    logger: BoundLogger | None = None,
+) -> NatsConnection:
+    """Connect to ``url`` (a comma-separated list also works), retrying until the deadline.
+
+    ``name`` shows up in the server's connection list (``nats server report connections``),
+    which is how an operator tells which service holds a connection.
+    """
+    log = (logger or get_logger(__name__)).bind(nats_client=name)
+    last_error: list[BaseException] = []
+
+    async def on_error(error: Exception) -> None:
+        last_error[:] = [error]
+        log.warning("nats error", extra={"error": repr(error)})
+
+    async def on_disconnected() -> None:
+        log.warning("nats disconnected")
+
+    async def on_reconnected() -> None:
+        log.info("nats reconnected")
+
+    connecting = nats.connect(
+        servers=[server.strip() for server in url.split(",")],
+        name=name,
+        allow_reconnect=True,
+        max_reconnect_attempts=-1,  # also makes the first connect keep trying; bounded below
+        reconnect_time_wait=reconnect_wait_seconds,
+        connect_timeout=2,
+        error_cb=on_error,
+        disconnected_cb=on_disconnected,
+        reconnected_cb=on_reconnected,
+    )
+    try:
+        client = await asyncio.wait_for(connecting, connect_timeout_seconds)
+    except TimeoutError as timeout:
+        cause = last_error[0] if last_error else timeout
+        raise TimeoutError(
+            f"NATS at {url} still unreachable after {connect_timeout_seconds:g}s: {cause!r}"
+        ) from cause
+    return NatsConnection(
+        client=client, jetstream=client.jetstream(timeout=jetstream_timeout_seconds)
+    )
+
+
+async def connect_nats_from_settings(
+    settings: NatsSettings, *, name: str, logger: BoundLogger | None = None
+) -> NatsConnection:
+    """``connect_nats`` with the URL read from the environment."""
+    return await connect_nats(settings.url, name=name, logger=logger)
