@@ -58,6 +58,8 @@ class GameSpec:
     state_type: type[GameState]
     lower_is_better: bool = False
     teams: tuple[tuple[int, ...], ...] = ()
+    #: The game ends at once when every other person has left (Whist, RULES.md).
+    ends_when_one_person_remains: bool = False
 
     def new_game(
         self, players: int, options: Mapping[str, Any] | Any = None, first_dealer: int = 0

@@ -22,11 +22,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from cardtable.engine.cards import Card
 from cardtable.engine.errors import InvalidInput
 
 SEED_BYTES = 32
+Item = TypeVar("Item")
 
 
 def commitment(seed: bytes) -> str:
@@ -53,8 +55,12 @@ def _below(words: Iterator[int], bound: int) -> int:
     raise AssertionError("the word stream is endless")  # pragma: no cover
 
 
-def deck_order_from_seed(seed: bytes, deck: Sequence[Card]) -> tuple[Card, ...]:
-    """The deck order the seed determines: a uniform permutation of ``deck``."""
+def deck_order_from_seed(seed: bytes, deck: Sequence[Item]) -> tuple[Item, ...]:
+    """The deck order the seed determines: a uniform permutation of ``deck``.
+
+    Any sequence works (card numbers, or the card strings a service receives), so a caller
+    that knows nothing about cards can still shuffle the deck the rules service gave it.
+    """
     if len(seed) != SEED_BYTES:
         raise InvalidInput(f"a shuffle seed is {SEED_BYTES} bytes")
     order = list(deck)

@@ -583,5 +583,6 @@ WHIST = GameSpec(
     max_players=MAX_PLAYERS,
     options_type=WhistOptions,
     state_type=WhistState,
+    ends_when_one_person_remains=True,
 )
 WhistState.spec = WHIST

@@ -50,6 +50,8 @@ def list_games() -> rules_pb2.ListGamesResponse:
             min_players=spec.min_players,
             max_players=spec.max_players,
             lower_is_better=spec.lower_is_better,
+            ends_when_one_person_remains=spec.ends_when_one_person_remains,
+            teams=[rules_pb2.Team(seats=list(team)) for team in spec.teams],
             options=[
                 rules_pb2.OptionInfo(
                     name=option["name"],

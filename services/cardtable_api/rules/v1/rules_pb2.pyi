@@ -120,6 +120,8 @@ class GameInfo(_message.Message):
     MAX_PLAYERS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     LOWER_IS_BETTER_FIELD_NUMBER: _builtins.int
+    ENDS_WHEN_ONE_PERSON_REMAINS_FIELD_NUMBER: _builtins.int
+    TEAMS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Name used in requests, e.g. "hearts", "whist", "358", "belote"."""
     title: _builtins.str
@@ -127,8 +129,14 @@ class GameInfo(_message.Message):
     max_players: _builtins.int
     lower_is_better: _builtins.bool
     """True when the lowest total wins (Hearts)."""
+    ends_when_one_person_remains: _builtins.bool
+    """True when the game ends at once once every other person has left (Whist)."""
     @_builtins.property
     def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___OptionInfo]: ...
+    @_builtins.property
+    def teams(self) -> _containers.RepeatedCompositeFieldContainer[Global___Team]:
+        """Seat groups that play as teams (Belote: 0+2, 1+3); empty when everyone plays alone."""
+
     def __init__(
         self,
         *,
@@ -138,14 +146,38 @@ class GameInfo(_message.Message):
         max_players: _builtins.int = ...,
         options: _abc.Iterable[Global___OptionInfo] | None = ...,
         lower_is_better: _builtins.bool = ...,
+        ends_when_one_person_remains: _builtins.bool = ...,
+        teams: _abc.Iterable[Global___Team] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["lower_is_better", b"lower_is_better", "max_players", b"max_players", "min_players", b"min_players", "name", b"name", "options", b"options", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ends_when_one_person_remains", b"ends_when_one_person_remains", "lower_is_better", b"lower_is_better", "max_players", b"max_players", "min_players", b"min_players", "name", b"name", "options", b"options", "teams", b"teams", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameInfo: _TypeAlias = GameInfo  # noqa: Y015
+
+@_typing.final
+class Team(_message.Message):
+    """Seats that play together."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEATS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Team: _TypeAlias = Team  # noqa: Y015
 
 @_typing.final
 class ListGamesRequest(_message.Message):
