@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from cardtable.engine.actions import Action, format_action
-from cardtable.engine.cards import Card, check_deck_order
+from cardtable.engine.cards import Card, card_texts, check_deck_order
 from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.engine.facts import Fact, GameEnded
 from cardtable.engine.options import options_to_dict, read_options
@@ -221,6 +221,8 @@ class GameState(ABC):
         seat's hand that has not been played or shown to ``seat``.
         """
         can_act = seat is not None and not self.over and seat in self.to_act()
+        choice = self.card_set_choice(seat) if can_act and seat is not None else None
+        listed = can_act and seat is not None and choice is None
         return {
             "game": self.spec.name,
             "players": self.num_players,
@@ -233,10 +235,21 @@ class GameState(ABC):
             "totals": list(self.totals),
             "over": self.over,
             "places": list(self.places() or []),
+            # Compound actions (pass three, discard four) are described, not listed: there
+            # are hundreds or thousands of combinations and any of them is legal.
             "legal_actions": (
                 [format_action(action) for action in self.legal_actions(seat)]
-                if can_act and seat is not None
+                if listed and seat is not None
                 else []
+            ),
+            "choose_cards": (
+                {
+                    "verb": format_action(choice.make(choice.cards[: choice.count])).split()[0],
+                    "cards": card_texts(choice.cards),
+                    "count": choice.count,
+                }
+                if choice is not None
+                else None
             ),
             **self._observation(seat),
         }

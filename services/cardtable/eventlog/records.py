@@ -1,0 +1,108 @@
+"""A game record (docs/record-format.md) from a table's event batches, without any game rule.
+
+Everything a record holds is in the log: the set-up in TableCreated and GameStarted, each
+deal's deck order in DealShuffled, its proof in DealCommitted/DealSeedRevealed, every action in
+ActionTaken, and the results the rules service produced in FactRecorded (TrickWon, DealScored)
+and GameFinished. The engine's ``verify_record`` then checks all of it independently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from google.protobuf import json_format
+
+from cardtable.engine.record import RECORD_FORMAT, RECORD_VERSION
+from cardtable_api.events.v1 import events_pb2
+
+PLAYER_KINDS = {events_pb2.PLAYER_KIND_PERSON: "person", events_pb2.PLAYER_KIND_BOT: "bot"}
+
+
+def _fields(fact: Any) -> dict[str, Any]:
+    return json_format.MessageToDict(fact.fields) if fact.HasField("fields") else {}
+
+
+def _ints(values: Iterable[Any]) -> list[int]:
+    return [int(value) for value in values]
+
+
+def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch]) -> dict[str, Any]:
+    """The record of the (first) game played at the table whose batches are given, in order."""
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "table_id": table_id,
+    }
+    seats: list[dict[str, Any]] = []
+    deals: list[dict[str, Any]] = []
+    commitments: dict[int, str] = {}
+    result: dict[str, Any] = {"over": False, "totals": [], "places": []}
+    for batch in batches:
+        for event in batch.events:
+            which = event.WhichOneof("body")
+            body: Any = getattr(event, which) if which else None
+            if which == "table_created":
+                record["game"] = body.game
+                record["players"] = body.seats
+                record["options"] = dict(body.options.values)
+                seats = [{"seat": seat} for seat in range(body.seats)]
+            elif which == "player_seated":
+                seats[body.seat].update(
+                    player_id=body.player_id, kind=PLAYER_KINDS.get(body.kind, "person")
+                )
+            elif which == "seat_handed_to_bot" and body.reason == "fill":
+                seats[body.seat].update(player_id=body.player_id, kind="bot")
+            elif which == "game_started":
+                record["first_dealer"] = body.first_dealer
+            elif which == "deal_committed":
+                commitments[body.deal_number] = body.commitment
+            elif which == "deal_shuffled":
+                deals.append(
+                    {
+                        "number": body.deal_number,
+                        "deck": list(body.deck_order),
+                        "shuffle": {
+                            "commitment": commitments.get(body.deal_number, ""),
+                            "seed": body.seed,
+                        },
+                        "actions": [],
+                        "tricks": [],
+                        "scores": None,
+                    }
+                )
+            elif which == "action_taken":
+                deals[-1]["actions"].append({"seat": body.seat, "action": body.action})
+            elif which == "fact_recorded":
+                _note_fact(deals, body.fact)
+            elif which == "game_finished":
+                result = {
+                    "over": True,
+                    "totals": _ints(body.totals),
+                    "places": _ints(body.places),
+                }
+                if body.ended_early:
+                    result["ended_early"] = body.reason
+    record["seats"] = seats
+    record["deals"] = deals
+    record["result"] = result
+    return record
+
+
+def _note_fact(deals: list[dict[str, Any]], fact: Any) -> None:
+    if not deals:
+        return
+    deal, fields = deals[-1], _fields(fact)
+    if fact.kind == "DealStarted":
+        deal["dealer"] = int(fields.get("dealer", 0))
+    elif fact.kind == "TrickWon":
+        deal["tricks"].append(
+            {
+                "leader": int(fields["leader"]),
+                "winner": int(fields["seat"]),
+                "cards": list(fields.get("cards", [])),
+            }
+        )
+    elif fact.kind == "DealScored":
+        deal["scores"] = _ints(fields.get("scores", []))
+        deal["totals"] = _ints(fields.get("totals", []))

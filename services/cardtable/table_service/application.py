@@ -1,0 +1,332 @@
+"""The application layer: load a table, run a command, append its events, fold them.
+
+Tables are cached in memory and rebuilt from their subject when missing (after a restart, or
+when another replica served them). A command runs under the table's local lock, appends with
+the table's last known sequence as the expected one, and on a conflict (another replica got
+there first) reloads the new batches and decides again, a few times, before giving up with
+ABORTED. Retrying a command id that is already in the log returns its result without writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import nats.errors
+from nats.js.errors import APIError
+
+from cardtable.platform.logging import get_logger
+from cardtable.table_service.auth import Principal
+from cardtable.table_service.commands import Decider, Decision, Environment, Table
+from cardtable.table_service.errors import (
+    BadRequestError,
+    ConcurrencyConflictError,
+    DependencyUnavailableError,
+    PermissionDeniedError,
+    RuleViolationError,
+    TableNotFoundError,
+)
+from cardtable.table_service.events import public, timestamp
+from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
+from cardtable.table_service.rules_port import RulesPort
+from cardtable.table_service.state import (
+    BOT,
+    FINISHED,
+    OPEN,
+    PERSON,
+    RUNNING,
+    TableState,
+    apply_batch,
+)
+from cardtable.table_service.store import (
+    SCHEMA_VERSION,
+    AppendConflictError,
+    EventStore,
+    StoredBatch,
+)
+from cardtable_api.common.v1 import common_pb2
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.rules.v1 import rules_pb2
+
+MAX_ATTEMPTS = 5
+MAX_COMMAND_ID_CHARS = 128
+CACHE_SIZE = 10_000
+
+_log = get_logger(__name__)
+
+BotRequestSink = Callable[[str, events_pb2.BotSeatRequested], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A command's result: the table after it, and whether it had been applied already."""
+
+    table: Table
+    decision: Decision | None
+    already_applied: bool
+
+
+def check_command_id(command_id: str) -> str:
+    """A client's command id: required (it is what makes retries safe), printable, bounded."""
+    if not command_id or len(command_id) > MAX_COMMAND_ID_CHARS or not command_id.isprintable():
+        raise BadRequestError(
+            f"command_id is required: up to {MAX_COMMAND_ID_CHARS} printable characters"
+        )
+    return command_id
+
+
+def check_table_id(table_id: str) -> str:
+    try:
+        return str(uuid.UUID(table_id))
+    except ValueError:
+        raise BadRequestError(f"not a table id: {table_id[:64]!r}") from None
+
+
+class TableApplication:
+    """Runs commands against tables; one instance per process, shared by all calls."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        rules: RulesPort,
+        environment: Environment,
+        index: LobbyIndex | None = None,
+        bot_requests: BotRequestSink | None = None,
+    ) -> None:
+        self.store = store
+        self.rules = rules
+        self.env = environment
+        self.decider = Decider(rules, environment)
+        self.index = index
+        self._bot_requests = bot_requests
+        self._cache: OrderedDict[str, Table] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- loading ------------------------------------------------------------------------------
+    def _lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def load(self, table_id: str, *, refresh: bool = False) -> Table:
+        """The table from the cache, or rebuilt from its subject; ``refresh`` catches up."""
+        table = self._cache.get(table_id)
+        if table is None:
+            table = Table(TableState(table_id=table_id))
+            await self._catch_up(table)
+            if not table.state.exists:
+                raise TableNotFoundError(f"no table {table_id}")
+        elif refresh:
+            await self._catch_up(table)
+        self._remember(table)
+        return table
+
+    def _remember(self, table: Table) -> None:
+        self._cache[table.state.table_id] = table
+        self._cache.move_to_end(table.state.table_id)
+        while len(self._cache) > CACHE_SIZE:
+            evicted, _ = self._cache.popitem(last=False)
+            self._locks.pop(evicted, None)
+
+    async def _catch_up(self, table: Table) -> None:
+        """Fold the batches after the table's sequence and bring its game state along."""
+        new_inputs: list[rules_pb2.GameInput] = []
+        started_before = table.game_state is not None
+        try:
+            async for stored in self.store.read(table.state.table_id, table.state.sequence):
+                before = len(table.state.inputs)
+                apply_batch(table.state, stored.batch, stored.sequence)
+                new_inputs.extend(table.state.inputs[before:])
+        except (nats.errors.Error, APIError, TimeoutError) as error:
+            raise DependencyUnavailableError(f"event store: {error!r}") from None
+        if table.state.status == OPEN or (started_before and not new_inputs):
+            return
+        if not started_before:
+            reply = await self.rules.rebuild(
+                rules_pb2.RebuildRequest(
+                    game=table.state.game,
+                    players=table.state.seat_count,
+                    options=common_pb2.GameOptions(values=table.state.options),
+                    first_dealer=table.state.first_dealer,
+                    inputs=table.state.inputs,
+                )
+            )
+            table.game_state, table.game_status = reply.state, reply.status
+            return
+        for step in new_inputs:
+            await self._advance(table, step)
+
+    async def _advance(self, table: Table, step: rules_pb2.GameInput) -> None:
+        """Apply one input that another replica already logged."""
+        assert table.game_state is not None
+        if step.HasField("deal"):
+            dealt = await self.rules.deal(
+                rules_pb2.DealRequest(state=table.game_state, deck_order=step.deal.cards)
+            )
+            table.game_state, table.game_status = dealt.state, dealt.status
+        else:
+            applied = await self.rules.apply_action(
+                rules_pb2.ApplyActionRequest(
+                    state=table.game_state, seat=step.action.seat, action=step.action.action
+                )
+            )
+            table.game_state, table.game_status = applied.state, applied.status
+
+    # -- commands -----------------------------------------------------------------------------
+    async def create(self, command_id: str, decide: Callable[[], Awaitable[Decision]]) -> Outcome:
+        """Create a table whose id derives from the command id, so a retry finds the same one."""
+        check_command_id(command_id)
+        table_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"cardtable:create:{command_id}"))
+        return await self.execute(table_id, command_id, lambda table: decide(), creating=True)
+
+    async def execute(
+        self,
+        table_id: str,
+        command_id: str,
+        decide: Callable[[Table], Awaitable[Decision]],
+        *,
+        creating: bool = False,
+    ) -> Outcome:
+        """Run a command with optimistic concurrency and idempotency (see the module doc)."""
+        check_command_id(command_id)
+        async with self._lock(table_id):
+            for attempt in range(MAX_ATTEMPTS):
+                table = await self._table_for(table_id, creating=creating, refresh=attempt > 0)
+                if command_id in table.state.command_ids:
+                    return Outcome(table, None, already_applied=True)
+                if creating and table.state.exists:
+                    return Outcome(table, None, already_applied=True)
+                decision = await decide(table)
+                if not decision.events:
+                    return Outcome(table, decision, already_applied=False)
+                batch = events_pb2.EventBatch(
+                    schema_version=SCHEMA_VERSION,
+                    table_id=table_id,
+                    command_id=command_id,
+                    occurred_at=timestamp(self.env.now()),
+                    events=decision.events,
+                    table_version=table.state.version + 1,
+                )
+                try:
+                    appended = await self.store.append(table_id, batch, table.state.sequence)
+                except AppendConflictError:
+                    continue
+                except (nats.errors.Error, APIError, TimeoutError) as error:
+                    raise DependencyUnavailableError(f"event store: {error!r}") from None
+                if appended.duplicate:
+                    table = await self.load(table_id, refresh=True)
+                    return Outcome(table, None, already_applied=True)
+                apply_batch(table.state, batch, appended.sequence)
+                if decision.game_state is not None:
+                    table.game_state, table.game_status = decision.game_state, decision.game_status
+                self._remember(table)
+                await self._after_append(table, decision)
+                return Outcome(table, decision, already_applied=False)
+        raise ConcurrencyConflictError("the table kept changing; try again")
+
+    async def _table_for(self, table_id: str, *, creating: bool, refresh: bool) -> Table:
+        if not creating:
+            return await self.load(table_id, refresh=refresh)
+        try:
+            return await self.load(table_id, refresh=refresh)
+        except TableNotFoundError:
+            return Table(TableState(table_id=table_id))
+
+    async def _after_append(self, table: Table, decision: Decision) -> None:
+        """Derived work after a successful append: the lobby index and bot requests."""
+        if self.index is not None:
+            await self.index.put(summary_of(table.state))
+        if self._bot_requests is not None:
+            for request in decision.bot_requests:
+                try:
+                    await self._bot_requests(table.state.table_id, request)
+                except Exception as error:
+                    _log.warning("bot request not published", extra={"error": repr(error)})
+
+    async def rematch(self, table_id: str, command_id: str, principal: Principal) -> str:
+        """A new table with the same game, settings and seats; its game starts at once."""
+        old = await self.load(table_id, refresh=True)
+        state = old.state
+        if state.status != FINISHED:
+            raise RuleViolationError("a rematch needs a finished game")
+        if state.seat_of(principal.player_id) is None and (
+            state.owned_seat_of(principal.player_id) is None
+        ):
+            raise PermissionDeniedError("only a player of this table may ask for a rematch")
+        if state.rematch_table_id:
+            return state.rematch_table_id
+        new_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"cardtable:rematch:{table_id}"))
+
+        async def decide_new(table: Table) -> Decision:
+            created = events_pb2.TableCreated(
+                game=state.game,
+                seats=state.seat_count,
+                options=common_pb2.GameOptions(values=state.options),
+                settings=state.settings,
+                created_by=principal.player_id,
+                rematch_of=table_id,
+            )
+            events = [public(table_created=created)]
+            for number, seat in enumerate(state.seats):
+                person = seat.owner_id or (seat.player_id if not seat.is_bot else "")
+                player_id = person or seat.player_id
+                events.append(
+                    public(
+                        player_seated=events_pb2.PlayerSeated(
+                            seat=number,
+                            player_id=player_id,
+                            kind=PERSON if person else BOT,
+                            display_name=player_id,
+                        )
+                    )
+                )
+            fresh = Table(TableState(table_id=new_id))
+            apply_batch(fresh.state, events_pb2.EventBatch(events=events), 0)
+            decision = Decision(events=events)
+            await self.decider.begin_game(fresh, decision)
+            return decision
+
+        await self.execute(new_id, f"{command_id}:new", decide_new, creating=True)
+        await self.execute(
+            table_id,
+            f"{command_id}:rematch",
+            lambda table: _rematch_created(new_id),
+        )
+        return new_id
+
+    async def history(self, table_id: str, after_version: int = 0) -> list[StoredBatch]:
+        """The table's batches after a version (for watch streams and records)."""
+        try:
+            return [
+                stored
+                async for stored in self.store.read(table_id)
+                if stored.batch.table_version > after_version
+            ]
+        except (nats.errors.Error, APIError, TimeoutError) as error:
+            raise DependencyUnavailableError(f"event store: {error!r}") from None
+
+
+async def _rematch_created(new_table_id: str) -> Decision:
+    created = events_pb2.RematchCreated(new_table_id=new_table_id)
+    return Decision(events=[public(rematch_created=created)])
+
+
+def summary_of(state: TableState) -> TableSummary:
+    fill_at = 0.0
+    if state.status == OPEN and state.settings.fill_with_bots:
+        fill_at = state.created_at + state.settings.fill_wait_ms / 1000.0
+    return TableSummary(
+        table_id=state.table_id,
+        game=state.game,
+        seats=state.seat_count,
+        seats_taken=state.seat_count - len(state.free_seats()),
+        status=state.status,
+        options=dict(state.options),
+        created_at=state.created_at,
+        deadline=state.timer.deadline if state.timer and state.status == RUNNING else 0.0,
+        fill_at=fill_at,
+    )

@@ -1,0 +1,102 @@
+"""Player identity tokens: JWTs signed with HS256 and a key from the environment.
+
+Every mutating call carries ``authorization: Bearer <token>``. The token names the player
+(``sub``) and whether it is a person or a computer player (``kind``). The bot service signs
+its own tokens with the same key: it is an internal service, and a bot token may act only
+for seats that a computer player holds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import jwt
+
+from cardtable.table_service.errors import NotAuthenticatedError
+
+ALGORITHM = "HS256"
+ISSUER = "cardtable"
+PERSON = "person"
+BOT = "bot"
+MAX_PLAYER_ID_CHARS = 128
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling."""
+
+    player_id: str
+    kind: str
+
+    @property
+    def is_bot(self) -> bool:
+        return self.kind == BOT
+
+
+class TokenCodec:
+    """Issues and verifies tokens with one signing key (rotated by redeploying with a new one)."""
+
+    def __init__(self, key: str, *, previous_keys: tuple[str, ...] = ()) -> None:
+        if len(key) < 32:
+            raise ValueError("the token signing key must be at least 32 characters")
+        self._key = key
+        self._verification_keys = (key, *previous_keys)
+
+    def issue(self, player_id: str, kind: str = PERSON, ttl_seconds: float = 3600.0) -> str:
+        """A signed token for ``player_id`` valid for ``ttl_seconds``."""
+        if kind not in (PERSON, BOT):
+            raise ValueError(f"unknown player kind {kind!r}")
+        now = int(time.time())
+        claims = {
+            "sub": player_id,
+            "kind": kind,
+            "iss": ISSUER,
+            "iat": now,
+            "exp": now + int(ttl_seconds),
+        }
+        return jwt.encode(claims, self._key, algorithm=ALGORITHM)
+
+    def verify(self, token: str) -> Principal:
+        """The principal a valid token names; raises :class:`NotAuthenticatedError` otherwise."""
+        last_error: Exception | None = None
+        for key in self._verification_keys:
+            try:
+                claims = jwt.decode(
+                    token,
+                    key,
+                    algorithms=[ALGORITHM],
+                    issuer=ISSUER,
+                    options={"require": ["exp", "sub", "iss"]},
+                )
+            except jwt.InvalidSignatureError as error:
+                last_error = error
+                continue
+            except jwt.ExpiredSignatureError:
+                raise NotAuthenticatedError("the token has expired") from None
+            except jwt.InvalidTokenError as error:
+                raise NotAuthenticatedError(f"invalid token: {error}") from None
+            return _principal(claims)
+        raise NotAuthenticatedError(f"invalid token: {last_error}")
+
+
+def _principal(claims: dict[str, object]) -> Principal:
+    player_id, kind = claims.get("sub"), claims.get("kind", PERSON)
+    if not isinstance(player_id, str) or not 0 < len(player_id) <= MAX_PLAYER_ID_CHARS:
+        raise NotAuthenticatedError("invalid token: the player id is missing or too long")
+    if kind not in (PERSON, BOT):
+        raise NotAuthenticatedError("invalid token: unknown player kind")
+    return Principal(player_id=player_id, kind=str(kind))
+
+
+def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    """The token from ``authorization: Bearer ...`` metadata, or :class:`NotAuthenticatedError`."""
+    for key, value in metadata or ():
+        if key.lower() == "authorization":
+            text = value.decode() if isinstance(value, bytes) else value
+            scheme, _, token = text.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            raise NotAuthenticatedError("the authorization header must be 'Bearer <token>'")
+    raise NotAuthenticatedError("this call needs a player token (authorization: Bearer <token>)")

@@ -1,0 +1,451 @@
+"""What each command decides: the events it produces from a table, or why it is refused.
+
+A decision reads the table and asks the rules service; it never writes. The application
+appends the decision's events (optimistic concurrency, idempotent by command id) and only
+then folds them into the table, so a refused or conflicting command leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cardtable.engine.shuffle import commitment, deck_order_from_seed
+from cardtable.table_service.auth import Principal
+from cardtable.table_service.errors import (
+    BadRequestError,
+    PermissionDeniedError,
+    RuleViolationError,
+)
+from cardtable.table_service.events import (
+    facts_recorded,
+    public,
+    server_only,
+    timestamp,
+    with_audience,
+)
+from cardtable.table_service.rules_port import RulesPort
+from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
+from cardtable_api.common.v1 import common_pb2
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.rules.v1 import rules_pb2
+
+TIMEOUTS_BEFORE_HANDOVER = 3
+MAX_ACTION_CHARS = 64
+
+
+@dataclass
+class Table:
+    """A table: its folded events, and the rules service's state of its game (if started)."""
+
+    state: TableState
+    game_state: rules_pb2.GameState | None = None
+    game_status: common_pb2.GameStatus | None = None
+
+
+@dataclass
+class Decision:
+    """The events a command produced, the game state they lead to, and a result for the caller."""
+
+    events: list[events_pb2.Event] = field(default_factory=list)
+    game_state: rules_pb2.GameState | None = None
+    game_status: common_pb2.GameStatus | None = None
+    seat: int | None = None
+    bot_requests: list[events_pb2.BotSeatRequested] = field(default_factory=list)
+
+
+@dataclass
+class Environment:
+    """The outside world a decision may consult: time and a secure source of randomness."""
+
+    now: Callable[[], float]
+    seed: Callable[[], bytes] = lambda: secrets.token_bytes(32)
+    choose: Callable[[int], int] = secrets.randbelow
+
+
+def bot_id(table_id: str, seat: int) -> str:
+    """The id of the computer player in a seat: stable, so its rating history adds up."""
+    return f"bot:{table_id}:{seat}"
+
+
+class Decider:
+    """The command handlers. Holds the rules port and caches what the rules service says."""
+
+    def __init__(self, rules: RulesPort, environment: Environment) -> None:
+        self._rules = rules
+        self._env = environment
+        self._games: dict[str, rules_pb2.GameInfo] = {}
+
+    async def game_info(self, game: str) -> rules_pb2.GameInfo:
+        if not self._games:
+            reply = await self._rules.list_games()
+            self._games = {info.name: info for info in reply.games}
+        info = self._games.get(game)
+        if info is None:
+            known = ", ".join(sorted(self._games))
+            raise BadRequestError(f"unknown game {game!r}: choose one of {known}")
+        return info
+
+    # -- lobby --------------------------------------------------------------------------------
+    async def create_table(
+        self,
+        principal: Principal,
+        request: events_pb2.TableCreated,
+    ) -> Decision:
+        info = await self.game_info(request.game)
+        seats = request.seats or info.min_players
+        if not info.min_players <= seats <= info.max_players:
+            raise BadRequestError(
+                f"{info.title} is played by {info.min_players} to {info.max_players} players"
+            )
+        options = {option.name for option in info.options}
+        unknown = sorted(set(request.options.values) - options)
+        if unknown:
+            raise BadRequestError(f"unknown option {', '.join(unknown)} for {info.title}")
+        # The rules service checks option values: a game that cannot be created is refused now.
+        await self._rules.new_game(
+            rules_pb2.NewGameRequest(game=info.name, players=seats, options=request.options)
+        )
+        created = events_pb2.TableCreated()
+        created.CopyFrom(request)
+        created.game, created.seats, created.created_by = info.name, seats, principal.player_id
+        return Decision(events=[public(table_created=created)])
+
+    async def join(self, table: Table, principal: Principal, seat: int | None) -> Decision:
+        state = table.state
+        if state.status != OPEN:
+            raise RuleViolationError("the game has already started")
+        if state.seat_of(principal.player_id) is not None:
+            raise RuleViolationError("you already have a seat at this table")
+        free = state.free_seats()
+        if seat is None:
+            if not free:
+                raise RuleViolationError("the table is full")
+            seat = free[0]
+        elif not 0 <= seat < state.seat_count:
+            raise BadRequestError(f"there is no seat {seat} at this table")
+        elif seat not in free:
+            raise RuleViolationError(f"seat {seat} is taken")
+        kind = BOT if principal.is_bot else PERSON
+        seated = events_pb2.PlayerSeated(
+            seat=seat, player_id=principal.player_id, kind=kind, display_name=principal.player_id
+        )
+        decision = Decision(events=[public(player_seated=seated)], seat=seat)
+        if len(free) == 1:  # the last seat: the game starts at once
+            await self.begin_game(table, decision)
+        return decision
+
+    async def start(self, table: Table, principal: Principal | None) -> Decision:
+        """Start now: empty seats are filled with computer players if the table allows it.
+
+        ``principal`` is None when the table itself starts the game (its fill wait is over).
+        """
+        state = table.state
+        if state.status != OPEN:
+            raise RuleViolationError("the game has already started")
+        if principal is not None and state.seat_of(principal.player_id) is None:
+            raise PermissionDeniedError("only a player seated at the table may start it")
+        free = state.free_seats()
+        if free and not state.settings.fill_with_bots:
+            raise RuleViolationError(
+                "the table is not full and does not fill with computer players"
+            )
+        decision = Decision()
+        for seat in free:
+            decision.events.append(
+                public(
+                    seat_handed_to_bot=events_pb2.SeatHandedToBot(
+                        seat=seat, player_id=bot_id(state.table_id, seat), reason="fill"
+                    )
+                )
+            )
+            decision.bot_requests.append(
+                events_pb2.BotSeatRequested(seat=seat, reason="fill", turn=state.turn)
+            )
+        decision.events.extend(
+            public(bot_seat_requested=request) for request in decision.bot_requests
+        )
+        await self.begin_game(table, decision)
+        return decision
+
+    async def begin_game(self, table: Table, decision: Decision) -> None:
+        """Add the game's start and first deal to ``decision`` (seats taken in it count)."""
+        state = table.state
+        first_dealer = self._env.choose(state.seat_count)
+        reply = await self._rules.new_game(
+            rules_pb2.NewGameRequest(
+                game=state.game,
+                players=state.seat_count,
+                options=common_pb2.GameOptions(values=state.options),
+                first_dealer=first_dealer,
+            )
+        )
+        player_ids = [seat.player_id for seat in state.seats]
+        for event in decision.events:  # seats taken in this same batch
+            if event.HasField("player_seated"):
+                player_ids[event.player_seated.seat] = event.player_seated.player_id
+            if event.HasField("seat_handed_to_bot"):
+                player_ids[event.seat_handed_to_bot.seat] = event.seat_handed_to_bot.player_id
+        decision.events.append(
+            public(
+                game_started=events_pb2.GameStarted(
+                    first_dealer=first_dealer, player_ids=player_ids, game_number=1
+                )
+            )
+        )
+        events, game_state, status = await self._deal(reply.state, list(reply.deck))
+        decision.events.extend(events)
+        decision.game_state, decision.game_status = game_state, status
+        decision.events.extend(self._timer(state, status, turn=state.turn))
+
+    async def _deal(
+        self, game_state: rules_pb2.GameState, deck: list[str]
+    ) -> tuple[list[events_pb2.Event], rules_pb2.GameState, common_pb2.GameStatus]:
+        """A fair deal: commit to a fresh seed, derive the deck from it, deal."""
+        seed = self._env.seed()
+        order = list(deck_order_from_seed(seed, deck))
+        reply = await self._rules.deal(rules_pb2.DealRequest(state=game_state, deck_order=order))
+        number = reply.status.deal_number
+        events = [
+            public(
+                deal_committed=events_pb2.DealCommitted(
+                    deal_number=number, commitment=commitment(seed)
+                )
+            ),
+            server_only(
+                deal_shuffled=events_pb2.DealShuffled(
+                    deal_number=number, seed=seed.hex(), deck_order=order
+                )
+            ),
+            *facts_recorded(reply.facts),
+        ]
+        return events, reply.state, reply.status
+
+    def _timer(
+        self, state: TableState, status: common_pb2.GameStatus, turn: int
+    ) -> list[events_pb2.Event]:
+        timer_ms = state.settings.turn_timer_ms
+        if not timer_ms or status.over or not status.to_act:
+            return []
+        deadline = self._env.now() + timer_ms / 1000.0
+        return [
+            public(
+                turn_timer_started=events_pb2.TurnTimerStarted(
+                    seats=list(status.to_act), deadline=timestamp(deadline), turn=turn
+                )
+            )
+        ]
+
+    async def leave(self, table: Table, principal: Principal) -> Decision:
+        state = table.state
+        seat = state.seat_of(principal.player_id)
+        if seat is None:
+            raise RuleViolationError("you have no seat at this table")
+        if state.status != RUNNING:
+            left = events_pb2.PlayerLeft(seat=seat, player_id=principal.player_id)
+            return Decision(events=[public(player_left=left)])
+        status = table.game_status
+        assert status is not None
+        progress = status.progress
+        left = events_pb2.PlayerLeft(
+            seat=seat, player_id=principal.player_id, disconnected=True, progress=progress
+        )
+        decision = Decision(
+            events=[public(player_left=left)], game_state=table.game_state, game_status=status
+        )
+        self._hand_over(state, seat, "left", progress, decision)
+        await self._end_if_alone(table, decision, leaver_seat=seat)
+        return decision
+
+    def _hand_over(
+        self, state: TableState, seat: int, reason: str, progress: float, decision: Decision
+    ) -> None:
+        occupant = state.seats[seat]
+        handed = events_pb2.SeatHandedToBot(
+            seat=seat,
+            player_id=bot_id(state.table_id, seat),
+            reason=reason,
+            replaced_player_id=occupant.player_id,
+            progress=progress,
+        )
+        request = events_pb2.BotSeatRequested(seat=seat, reason="handover", turn=state.turn)
+        decision.events.extend(
+            [public(seat_handed_to_bot=handed), public(bot_seat_requested=request)]
+        )
+        decision.bot_requests.append(request)
+
+    async def _end_if_alone(self, table: Table, decision: Decision, leaver_seat: int) -> None:
+        """Whist's rule: when every other person has left, the game ends at once."""
+        state = table.state
+        info = await self.game_info(state.game)
+        if not info.ends_when_one_person_remains or state.seats[leaver_seat].kind != PERSON:
+            return
+        people = [seat for seat in state.people() if seat != leaver_seat]
+        if len(people) != 1:
+            return
+        status = table.game_status
+        assert status is not None
+        remaining = people[0]
+        places = [1 if seat == remaining else 2 for seat in range(state.seat_count)]
+        decision.events.extend(self._reveal_current_deal(state, status))
+        decision.events.append(
+            public(
+                game_finished=events_pb2.GameFinished(
+                    totals=list(status.totals),
+                    places=places,
+                    ended_early=True,
+                    reason="everyone_else_left",
+                )
+            )
+        )
+
+    def _reveal_current_deal(
+        self, state: TableState, status: common_pb2.GameStatus
+    ) -> list[events_pb2.Event]:
+        proof = state.deals.get(status.deal_number)
+        if proof is None or proof.revealed:
+            return []
+        revealed = events_pb2.DealSeedRevealed(
+            deal_number=status.deal_number, seed=proof.seed, commitment=proof.commitment
+        )
+        return [public(deal_seed_revealed=revealed)]
+
+    # -- play ---------------------------------------------------------------------------------
+    def seat_for_move(self, table: Table, principal: Principal, seat: int) -> bool:
+        """Check the caller may act for ``seat``; True when the move reclaims the seat."""
+        state = table.state
+        if state.status != RUNNING:
+            raise RuleViolationError("the game is not running")
+        if not 0 <= seat < state.seat_count:
+            raise BadRequestError(f"there is no seat {seat} at this table")
+        occupant = state.seats[seat]
+        if occupant.player_id == principal.player_id:
+            return False
+        if principal.is_bot and occupant.is_bot:
+            return False
+        if occupant.owner_id == principal.player_id and not principal.is_bot:
+            return True
+        raise PermissionDeniedError(f"you may not act for seat {seat}")
+
+    async def move(self, table: Table, principal: Principal, seat: int, action: str) -> Decision:
+        if not action.strip() or len(action) > MAX_ACTION_CHARS:
+            raise BadRequestError(f"an action is 1 to {MAX_ACTION_CHARS} characters")
+        reclaim = self.seat_for_move(table, principal, seat)
+        decision = Decision(game_state=table.game_state, game_status=table.game_status)
+        state = table.state
+        if reclaim:
+            decision.events.append(
+                public(
+                    seat_reclaimed=events_pb2.SeatReclaimed(
+                        seat=seat, player_id=principal.player_id
+                    )
+                )
+            )
+        await self._apply(state, decision, seat, action, principal.player_id, by_timeout=False)
+        return decision
+
+    async def _apply(
+        self,
+        state: TableState,
+        decision: Decision,
+        seat: int,
+        action: str,
+        actor: str,
+        *,
+        by_timeout: bool,
+    ) -> None:
+        """Apply one action to ``decision``'s game state and add what follows from it."""
+        assert decision.game_state is not None
+        reply = await self._rules.apply_action(
+            rules_pb2.ApplyActionRequest(state=decision.game_state, seat=seat, action=action)
+        )
+        taken = events_pb2.ActionTaken(
+            seat=seat, action=action, actor_id=actor, by_timeout=by_timeout
+        )
+        decision.events.append(with_audience(reply.action_audience, action_taken=taken))
+        decision.events.extend(facts_recorded(reply.facts))
+        game_state, status = reply.state, reply.status
+        previous = decision.game_status
+        assert previous is not None
+        if status.over or status.needs_deal:
+            decision.events.extend(self._reveal_current_deal(state, previous))
+        if status.over:
+            decision.events.append(
+                public(
+                    game_finished=events_pb2.GameFinished(
+                        totals=list(status.totals), places=list(status.places)
+                    )
+                )
+            )
+        elif status.needs_deal:
+            deck = await self._deck(state)
+            events, game_state, status = await self._deal(game_state, deck)
+            decision.events.extend(events)
+        decision.game_state, decision.game_status = game_state, status
+        turns_in_batch = sum(1 for event in decision.events if event.HasField("action_taken"))
+        decision.events = [
+            event for event in decision.events if not event.HasField("turn_timer_started")
+        ]
+        decision.events.extend(self._timer(state, status, turn=state.turn + turns_in_batch))
+
+    async def _deck(self, state: TableState) -> list[str]:
+        reply = await self._rules.new_game(
+            rules_pb2.NewGameRequest(
+                game=state.game,
+                players=state.seat_count,
+                options=common_pb2.GameOptions(values=state.options),
+            )
+        )
+        return list(reply.deck)
+
+    async def timeout(self, table: Table, turn: int) -> Decision:
+        """The turn's deadline passed: a computer player moves for each seat still to act."""
+        state = table.state
+        decision = Decision(game_state=table.game_state, game_status=table.game_status)
+        if state.status != RUNNING or state.turn != turn or state.timer is None:
+            return decision  # stale: someone moved in time, nothing to do
+        if self._env.now() < state.timer.deadline:
+            raise RuleViolationError("the turn has not timed out yet")
+        status = table.game_status
+        assert status is not None
+        for seat in list(status.to_act):
+            occupant = state.seats[seat]
+            consecutive = occupant.consecutive_timeouts + 1
+            decision.events.append(
+                public(
+                    turn_timed_out=events_pb2.TurnTimedOut(
+                        seat=seat, turn=turn, consecutive=consecutive
+                    )
+                )
+            )
+            action = await self._computer_move(decision, seat)
+            await self._apply(state, decision, seat, action, "timer", by_timeout=True)
+            if consecutive >= TIMEOUTS_BEFORE_HANDOVER and occupant.kind == PERSON:
+                current = decision.game_status
+                assert current is not None
+                self._hand_over(state, seat, "timeouts", current.progress, decision)
+                await self._end_if_alone(
+                    Table(state, decision.game_state, decision.game_status), decision, seat
+                )
+            current_status = decision.game_status
+            finished = any(event.HasField("game_finished") for event in decision.events)
+            if finished or current_status is None or current_status.over:
+                break
+        return decision
+
+    async def _computer_move(self, decision: Decision, seat: int) -> str:
+        """A random legal move, chosen with the secure generator: the timer's stand-in."""
+        assert decision.game_state is not None
+        legal = await self._rules.legal_actions(
+            rules_pb2.LegalActionsRequest(state=decision.game_state, seat=seat)
+        )
+        if legal.HasField("choose_cards"):
+            cards = list(legal.choose_cards.cards)
+            chosen = []
+            for _ in range(legal.choose_cards.count):
+                chosen.append(cards.pop(self._env.choose(len(cards))))
+            return " ".join([legal.choose_cards.verb, *chosen])
+        if not legal.actions:
+            raise RuleViolationError(f"seat {seat} has no legal action")
+        return legal.actions[self._env.choose(len(legal.actions))]

@@ -1,0 +1,33 @@
+"""Typed errors of the table service; the servicer maps each to one gRPC status code."""
+
+
+class TableError(Exception):
+    """Base of the table service's deliberate errors; the message is for the caller."""
+
+
+class BadRequestError(TableError):
+    """Malformed input: INVALID_ARGUMENT."""
+
+
+class NotAuthenticatedError(TableError):
+    """Missing, malformed, expired or forged token: UNAUTHENTICATED."""
+
+
+class PermissionDeniedError(TableError):
+    """The caller may not act for that seat or see that view: PERMISSION_DENIED."""
+
+
+class TableNotFoundError(TableError):
+    """No table with that id: NOT_FOUND."""
+
+
+class RuleViolationError(TableError):
+    """The rules (or the table's state) forbid the command now: FAILED_PRECONDITION."""
+
+
+class ConcurrencyConflictError(TableError):
+    """Another command changed the table first, and retrying did not help: ABORTED."""
+
+
+class DependencyUnavailableError(TableError):
+    """The rules service or NATS cannot be reached: UNAVAILABLE."""

@@ -1,0 +1,114 @@
+"""The lobby index: a summary of every table in a JetStream key-value bucket.
+
+Listing tables, quick seating and finding running tables after a restart all need to know
+about tables this replica has never loaded. Each replica writes a table's summary after every
+append and watches the bucket, so every replica holds the same in-memory index. The index is
+derived data: the log stays the truth, and a summary that lags (a crash between the append
+and the put) is corrected by the table's next command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from nats.js import JetStreamContext
+from nats.js.errors import BucketNotFoundError
+from nats.js.kv import KeyValue
+
+from cardtable.platform.logging import get_logger
+
+_log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class TableSummary:
+    table_id: str
+    game: str
+    seats: int
+    seats_taken: int
+    status: str
+    options: dict[str, str] = field(default_factory=dict)
+    created_at: float = 0.0
+    #: The running turn's deadline (seconds since the epoch), 0 when no timer runs.
+    deadline: float = 0.0
+    #: Seconds after creation at which empty seats are filled with computer players; 0: never.
+    fill_at: float = 0.0
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> TableSummary:
+        values: dict[str, Any] = json.loads(data)
+        return cls(**values)
+
+
+class LobbyIndex:
+    """The in-memory copy of the bucket, kept current by a watcher task."""
+
+    def __init__(self, jetstream: JetStreamContext, bucket: str) -> None:
+        self._js = jetstream
+        self._bucket_name = bucket
+        self._bucket: KeyValue | None = None
+        self._tables: dict[str, TableSummary] = {}
+        self._watcher_task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        try:
+            self._bucket = await self._js.key_value(self._bucket_name)
+        except BucketNotFoundError:
+            self._bucket = await self._js.create_key_value(bucket=self._bucket_name, history=1)
+        self._watcher_task = asyncio.create_task(self._watch(), name="lobby-index-watch")
+        await asyncio.wait_for(self._ready.wait(), timeout=30)
+
+    async def stop(self) -> None:
+        if self._watcher_task is not None:
+            self._watcher_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher_task
+
+    async def _watch(self) -> None:
+        assert self._bucket is not None
+        watcher = await self._bucket.watchall()
+        try:
+            async for entry in watcher:
+                if entry is None:  # the initial values are all delivered
+                    self._ready.set()
+                    continue
+                if entry.value and entry.operation is None:
+                    try:
+                        self._tables[entry.key] = TableSummary.from_json(entry.value)
+                    except (ValueError, TypeError) as error:
+                        _log.warning(
+                            "unreadable lobby entry", extra={"key": entry.key, "error": str(error)}
+                        )
+                else:
+                    self._tables.pop(entry.key, None)
+        finally:
+            with contextlib.suppress(Exception):
+                await watcher.stop()  # type: ignore[no-untyped-call]
+
+    async def put(self, summary: TableSummary) -> None:
+        """Publish a table's summary; failures are logged, never fatal (the log is the truth)."""
+        self._tables[summary.table_id] = summary
+        if self._bucket is None:
+            return
+        try:
+            await self._bucket.put(summary.table_id, summary.to_json())
+        except Exception as error:
+            _log.warning(
+                "lobby index put failed", extra={"table_id": summary.table_id, "error": repr(error)}
+            )
+
+    def tables(self) -> list[TableSummary]:
+        return sorted(
+            self._tables.values(), key=lambda summary: (summary.created_at, summary.table_id)
+        )
+
+    def get(self, table_id: str) -> TableSummary | None:
+        return self._tables.get(table_id)

@@ -1,0 +1,171 @@
+"""Composition root of the table service: settings, connections, application, timers, server.
+
+Run it with ``cardtable-table`` (or ``python -m cardtable.table_service.main``). Settings come
+from the environment and are checked at start-up: ``NATS_URL``, ``RULES_ADDRESS``,
+``TOKEN_SIGNING_KEY`` (at least 32 characters), optionally ``EVENT_PREFIX`` (default
+``cardtable``: stream ``CARDTABLE_EVENTS``, subjects ``cardtable.table.<id>``), ``GRPC_PORT``,
+``METRICS_PORT``, ``LOG_LEVEL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import grpc
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+
+from cardtable.platform.grpc_server import Service, serve
+from cardtable.platform.logging import configure_logging, get_logger
+from cardtable.platform.nats import connect_nats
+from cardtable.platform.settings import (
+    EnvReader,
+    NatsSettings,
+    RulesClientSettings,
+    ServerSettings,
+    SettingsError,
+    load,
+)
+from cardtable.table_service.application import TableApplication
+from cardtable.table_service.auth import TokenCodec
+from cardtable.table_service.commands import Environment
+from cardtable.table_service.lobby_index import LobbyIndex
+from cardtable.table_service.rules_port import GrpcRules, RulesPort
+from cardtable.table_service.servicer import TableServicer
+from cardtable.table_service.store import EventStore
+from cardtable.table_service.timers import TableTimers
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+
+SERVICE_NAME = table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
+
+
+@dataclass(frozen=True)
+class EventNames:
+    """Stream, subjects and buckets derived from one prefix, so a test run can own its own."""
+
+    prefix: str
+
+    @property
+    def _name(self) -> str:
+        return self.prefix.replace(".", "_").replace("-", "_")
+
+    @property
+    def stream(self) -> str:
+        return f"{self._name}_EVENTS"
+
+    @property
+    def lobby_bucket(self) -> str:
+        return f"{self._name}_TABLES"
+
+    @property
+    def bot_requests(self) -> str:
+        return f"{self.prefix}.bots.requests"
+
+
+@dataclass(frozen=True)
+class TableServiceSettings:
+    server: ServerSettings
+    nats: NatsSettings
+    rules: RulesClientSettings
+    token_signing_key: str
+    event_prefix: str
+
+    @classmethod
+    def read(cls, env: EnvReader) -> TableServiceSettings:
+        key = env.string("TOKEN_SIGNING_KEY", example="a random string of 32+ characters")
+        if key and len(key) < 32:
+            env.problem("TOKEN_SIGNING_KEY must be at least 32 characters")
+        return cls(
+            server=ServerSettings.read(env),
+            nats=NatsSettings.read(env),
+            rules=RulesClientSettings.read(env),
+            token_signing_key=key,
+            event_prefix=env.string("EVENT_PREFIX", default="cardtable"),
+        )
+
+
+@dataclass
+class TableServiceParts:
+    """Everything the service is made of, for ``main`` and for in-process tests."""
+
+    app: TableApplication
+    servicer: TableServicer
+    timers: TableTimers
+    index: LobbyIndex
+
+    def service(self) -> Service:
+        return Service(
+            name=SERVICE_NAME,
+            servicer=self.servicer,
+            add_to_server=table_pb2_grpc.add_TableServiceServicer_to_server,
+        )
+
+
+@asynccontextmanager
+async def table_service_parts(
+    nats_client: NatsClient,
+    jetstream: JetStreamContext,
+    rules: RulesPort,
+    tokens: TokenCodec,
+    names: EventNames,
+    environment: Environment | None = None,
+) -> AsyncIterator[TableServiceParts]:
+    """Build and start the table service's parts on an open NATS connection."""
+    environment = environment or Environment(now=time.time)
+    store = EventStore(jetstream, names.stream, names.prefix)
+    await store.ensure_stream()
+    index = LobbyIndex(jetstream, names.lobby_bucket)
+    await index.start()
+
+    async def publish_bot_request(table_id: str, request: events_pb2.BotSeatRequested) -> None:
+        payload = events_pb2.Event(bot_seat_requested=request).SerializeToString()
+        await nats_client.publish(names.bot_requests, payload, headers={"Table-Id": table_id})
+
+    app = TableApplication(store, rules, environment, index, publish_bot_request)
+    timers = TableTimers(app, environment.now)
+    timers.start()
+    try:
+        yield TableServiceParts(app, TableServicer(app, tokens, nats_client), timers, index)
+    finally:
+        await timers.stop()
+        await index.stop()
+
+
+async def run(env: Mapping[str, str]) -> None:
+    settings = load(env, TableServiceSettings.read)
+    configure_logging(settings.server.log_level, service="table")
+    log = get_logger("cardtable.table")
+    connection = await connect_nats(settings.nats.url, name="table-service", logger=log)
+    channel = grpc.aio.insecure_channel(settings.rules.address)
+    try:
+        async with table_service_parts(
+            connection.client,
+            connection.jetstream,
+            GrpcRules(channel),
+            TokenCodec(settings.token_signing_key),
+            EventNames(settings.event_prefix),
+        ) as parts:
+            await serve(settings.server, [parts.service()], logger=log)
+    finally:
+        await channel.close(None)
+        await connection.close()
+
+
+def main() -> int:
+    try:
+        asyncio.run(run(os.environ))
+    except SettingsError as error:
+        print(f"table service: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

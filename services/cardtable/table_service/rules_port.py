@@ -1,0 +1,139 @@
+"""The table service's only way to ask game questions: the rules service, behind a port.
+
+:class:`GrpcRules` is what production uses. :class:`LocalRules` answers the same requests with
+the same code in-process (the rules service's own request handlers), for tools and tests that
+need tables without running a rules server; its messages are identical, so nothing in the
+table service can tell the two apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+import grpc
+
+from cardtable.engine.errors import IllegalAction, InvalidInput
+from cardtable.rules_service import servicer as local
+from cardtable.table_service.errors import (
+    BadRequestError,
+    DependencyUnavailableError,
+    RuleViolationError,
+)
+from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
+
+Reply = TypeVar("Reply")
+
+
+class RulesPort(Protocol):
+    async def list_games(self) -> rules_pb2.ListGamesResponse: ...
+    async def new_game(self, request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse: ...
+    async def deal(self, request: rules_pb2.DealRequest) -> rules_pb2.DealResponse: ...
+    async def apply_action(
+        self, request: rules_pb2.ApplyActionRequest
+    ) -> rules_pb2.ApplyActionResponse: ...
+    async def legal_actions(
+        self, request: rules_pb2.LegalActionsRequest
+    ) -> rules_pb2.LegalActionsResponse: ...
+    async def get_view(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse: ...
+    async def rebuild(self, request: rules_pb2.RebuildRequest) -> rules_pb2.RebuildResponse: ...
+
+
+class GrpcRules:
+    """The rules service over gRPC; its status codes become the table service's errors."""
+
+    def __init__(self, channel: grpc.aio.Channel, timeout_seconds: float = 5.0) -> None:
+        self._stub = rules_pb2_grpc.RulesServiceStub(channel)
+        self._timeout = timeout_seconds
+
+    async def _call(self, method: Callable[..., object], request: object) -> object:
+        try:
+            return await method(request, timeout=self._timeout)  # type: ignore[misc]
+        except grpc.aio.AioRpcError as error:
+            raise _translate(error) from None
+
+    async def list_games(self) -> rules_pb2.ListGamesResponse:
+        reply = await self._call(self._stub.ListGames, rules_pb2.ListGamesRequest())
+        assert isinstance(reply, rules_pb2.ListGamesResponse)
+        return reply
+
+    async def new_game(self, request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
+        reply = await self._call(self._stub.NewGame, request)
+        assert isinstance(reply, rules_pb2.NewGameResponse)
+        return reply
+
+    async def deal(self, request: rules_pb2.DealRequest) -> rules_pb2.DealResponse:
+        reply = await self._call(self._stub.Deal, request)
+        assert isinstance(reply, rules_pb2.DealResponse)
+        return reply
+
+    async def apply_action(
+        self, request: rules_pb2.ApplyActionRequest
+    ) -> rules_pb2.ApplyActionResponse:
+        reply = await self._call(self._stub.ApplyAction, request)
+        assert isinstance(reply, rules_pb2.ApplyActionResponse)
+        return reply
+
+    async def legal_actions(
+        self, request: rules_pb2.LegalActionsRequest
+    ) -> rules_pb2.LegalActionsResponse:
+        reply = await self._call(self._stub.LegalActions, request)
+        assert isinstance(reply, rules_pb2.LegalActionsResponse)
+        return reply
+
+    async def get_view(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
+        reply = await self._call(self._stub.GetView, request)
+        assert isinstance(reply, rules_pb2.GetViewResponse)
+        return reply
+
+    async def rebuild(self, request: rules_pb2.RebuildRequest) -> rules_pb2.RebuildResponse:
+        reply = await self._call(self._stub.Rebuild, request)
+        assert isinstance(reply, rules_pb2.RebuildResponse)
+        return reply
+
+
+def _translate(error: grpc.aio.AioRpcError) -> Exception:
+    code, details = error.code(), error.details() or ""
+    if code == grpc.StatusCode.FAILED_PRECONDITION:
+        return RuleViolationError(details)
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return BadRequestError(details)
+    return DependencyUnavailableError(f"rules service: {code.name.lower()}: {details}")
+
+
+class LocalRules:
+    """The same request handlers as the rules service, called in-process."""
+
+    @staticmethod
+    def _run(work: Callable[[], Reply]) -> Reply:
+        try:
+            return work()
+        except IllegalAction as error:
+            raise RuleViolationError(str(error)) from None
+        except InvalidInput as error:
+            raise BadRequestError(str(error)) from None
+
+    async def list_games(self) -> rules_pb2.ListGamesResponse:
+        return self._run(local.list_games)
+
+    async def new_game(self, request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
+        return self._run(lambda: local.new_game(request))
+
+    async def deal(self, request: rules_pb2.DealRequest) -> rules_pb2.DealResponse:
+        return self._run(lambda: local.deal(request))
+
+    async def apply_action(
+        self, request: rules_pb2.ApplyActionRequest
+    ) -> rules_pb2.ApplyActionResponse:
+        return self._run(lambda: local.apply_action(request))
+
+    async def legal_actions(
+        self, request: rules_pb2.LegalActionsRequest
+    ) -> rules_pb2.LegalActionsResponse:
+        return self._run(lambda: local.legal_actions(request))
+
+    async def get_view(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
+        return self._run(lambda: local.get_view(request))
+
+    async def rebuild(self, request: rules_pb2.RebuildRequest) -> rules_pb2.RebuildResponse:
+        return self._run(lambda: local.rebuild_state(request, lambda: None))

@@ -1,0 +1,433 @@
+"""The TableService servicer: authenticate, translate protobuf to commands, and back.
+
+Every deliberate error becomes its status code here: INVALID_ARGUMENT, UNAUTHENTICATED,
+PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION (with the rules' sentence), ABORTED,
+UNAVAILABLE. A refused command has appended nothing: decisions only write once accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from nats.aio.client import Client as NatsClient
+
+from cardtable.engine.record import dumps_record
+from cardtable.eventlog.records import record_from_batches
+from cardtable.table_service.application import (
+    Outcome,
+    TableApplication,
+    check_command_id,
+    check_table_id,
+)
+from cardtable.table_service.auth import Principal, TokenCodec, bearer_token
+from cardtable.table_service.commands import Table
+from cardtable.table_service.errors import (
+    BadRequestError,
+    ConcurrencyConflictError,
+    DependencyUnavailableError,
+    NotAuthenticatedError,
+    PermissionDeniedError,
+    RuleViolationError,
+    TableError,
+    TableNotFoundError,
+)
+from cardtable.table_service.lobby_index import TableSummary
+from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
+from cardtable_api.common.v1 import common_pb2
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.rules.v1 import rules_pb2
+from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+
+Reply = TypeVar("Reply")
+Context = grpc.aio.ServicerContext[Any, Any]
+
+#: Defaults when a CreateTable request carries no settings (RULES.md: timer 30 s, fill after 20 s).
+DEFAULT_SETTINGS = events_pb2.TableSettings(
+    turn_timer_ms=30_000, fill_with_bots=True, fill_wait_ms=20_000, bot_strategy="rules"
+)
+MAX_PAGE_SIZE = 200
+_STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
+    BadRequestError: grpc.StatusCode.INVALID_ARGUMENT,
+    NotAuthenticatedError: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDeniedError: grpc.StatusCode.PERMISSION_DENIED,
+    TableNotFoundError: grpc.StatusCode.NOT_FOUND,
+    RuleViolationError: grpc.StatusCode.FAILED_PRECONDITION,
+    ConcurrencyConflictError: grpc.StatusCode.ABORTED,
+    DependencyUnavailableError: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+async def guarded(context: Context, work: Callable[[], Awaitable[Reply]]) -> Reply:
+    """Run ``work`` and turn the table service's typed errors into their status codes."""
+    try:
+        return await work()
+    except TableError as error:
+        await context.abort(_STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error))
+    raise AssertionError("context.abort always raises")  # pragma: no cover
+
+
+def _seat_infos(table: Table) -> list[table_pb2.SeatInfo]:
+    return [
+        table_pb2.SeatInfo(
+            seat=number,
+            player_id=seat.player_id,
+            kind=events_pb2.PlayerKind.ValueType(seat.kind),
+            connected=not seat.owner_id,
+        )
+        for number, seat in enumerate(table.state.seats)
+    ]
+
+
+def _page(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        return int(base64.urlsafe_b64decode(token.encode()).decode())
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequestError("page_token is not one this service issued") from None
+
+
+class TableServicer(table_pb2_grpc.TableServiceServicer):
+    """Thin: every rule question goes through the application to the rules service."""
+
+    def __init__(self, app: TableApplication, tokens: TokenCodec, nats: NatsClient | None) -> None:
+        self._app = app
+        self._tokens = tokens
+        self._nats = nats
+
+    def _principal(self, context: Context) -> Principal:
+        return self._tokens.verify(bearer_token(context.invocation_metadata()))
+
+    def _optional_principal(self, context: Context) -> Principal | None:
+        try:
+            token = bearer_token(context.invocation_metadata())
+        except NotAuthenticatedError:
+            return None
+        return self._tokens.verify(token)
+
+    # -- lobby --------------------------------------------------------------------------------
+    async def CreateTable(
+        self, request: table_pb2.CreateTableRequest, context: Context
+    ) -> table_pb2.CreateTableResponse:
+        async def work() -> table_pb2.CreateTableResponse:
+            principal = self._principal(context)
+            created = events_pb2.TableCreated(
+                game=request.game.strip().lower(),
+                seats=request.seats,
+                options=request.options,
+                settings=request.settings if request.HasField("settings") else DEFAULT_SETTINGS,
+            )
+            outcome = await self._app.create(
+                request.command_id, lambda: self._app.decider.create_table(principal, created)
+            )
+            return table_pb2.CreateTableResponse(
+                table_id=outcome.table.state.table_id, version=outcome.table.state.version
+            )
+
+        return await guarded(context, work)
+
+    async def ListTables(
+        self, request: table_pb2.ListTablesRequest, context: Context
+    ) -> table_pb2.ListTablesResponse:
+        async def work() -> table_pb2.ListTablesResponse:
+            if request.status not in ("", OPEN, RUNNING, FINISHED):
+                raise BadRequestError("status is 'open', 'running', 'finished' or empty")
+            size = min(request.page_size or 50, MAX_PAGE_SIZE)
+            start = _page(request.page_token)
+            summaries = [
+                summary
+                for summary in (self._app.index.tables() if self._app.index else [])
+                if (not request.game or summary.game == request.game)
+                and (
+                    summary.status == request.status
+                    if request.status
+                    else summary.status in (OPEN, RUNNING)
+                )
+            ]
+            page = summaries[start : start + size]
+            next_token = ""
+            if start + size < len(summaries):
+                next_token = base64.urlsafe_b64encode(str(start + size).encode()).decode()
+            return table_pb2.ListTablesResponse(
+                tables=[_summary_message(summary) for summary in page], next_page_token=next_token
+            )
+
+        return await guarded(context, work)
+
+    async def JoinTable(
+        self, request: table_pb2.JoinTableRequest, context: Context
+    ) -> table_pb2.JoinTableResponse:
+        async def work() -> table_pb2.JoinTableResponse:
+            principal = self._principal(context)
+            table_id = check_table_id(request.table_id)
+            seat = request.seat if request.HasField("seat") else None
+            outcome = await self._app.execute(
+                table_id,
+                request.command_id,
+                lambda table: self._app.decider.join(table, principal, seat),
+            )
+            return table_pb2.JoinTableResponse(
+                seat=_own_seat(outcome, principal), version=outcome.table.state.version
+            )
+
+        return await guarded(context, work)
+
+    async def QuickSeat(
+        self, request: table_pb2.QuickSeatRequest, context: Context
+    ) -> table_pb2.QuickSeatResponse:
+        async def work() -> table_pb2.QuickSeatResponse:
+            principal = self._principal(context)
+            command_id = check_command_id(request.command_id)
+            game = request.game.strip().lower()
+            wanted = dict(request.options.values)
+            candidates = [
+                summary
+                for summary in (self._app.index.tables() if self._app.index else [])
+                if summary.status == OPEN
+                and summary.game == game
+                and summary.seats_taken < summary.seats
+                and (not request.seats or summary.seats == request.seats)
+                and summary.options == wanted
+            ]
+            for summary in candidates:
+                try:
+                    outcome = await self._app.execute(
+                        summary.table_id,
+                        f"{command_id}:join",
+                        lambda table: self._app.decider.join(table, principal, None),
+                    )
+                except (RuleViolationError, ConcurrencyConflictError, TableNotFoundError):
+                    continue  # filled up or started meanwhile: try the next one
+                return table_pb2.QuickSeatResponse(
+                    table_id=summary.table_id,
+                    seat=_own_seat(outcome, principal),
+                    version=outcome.table.state.version,
+                )
+            created = events_pb2.TableCreated(
+                game=game, seats=request.seats, options=request.options, settings=DEFAULT_SETTINGS
+            )
+            made = await self._app.create(
+                f"{command_id}:create", lambda: self._app.decider.create_table(principal, created)
+            )
+            table_id = made.table.state.table_id
+            outcome = await self._app.execute(
+                table_id,
+                f"{command_id}:join",
+                lambda table: self._app.decider.join(table, principal, None),
+            )
+            return table_pb2.QuickSeatResponse(
+                table_id=table_id,
+                seat=_own_seat(outcome, principal),
+                version=outcome.table.state.version,
+            )
+
+        return await guarded(context, work)
+
+    async def LeaveTable(
+        self, request: table_pb2.LeaveTableRequest, context: Context
+    ) -> table_pb2.LeaveTableResponse:
+        async def work() -> table_pb2.LeaveTableResponse:
+            principal = self._principal(context)
+            outcome = await self._app.execute(
+                check_table_id(request.table_id),
+                request.command_id,
+                lambda table: self._app.decider.leave(table, principal),
+            )
+            return table_pb2.LeaveTableResponse(version=outcome.table.state.version)
+
+        return await guarded(context, work)
+
+    async def StartGame(
+        self, request: table_pb2.StartGameRequest, context: Context
+    ) -> table_pb2.StartGameResponse:
+        async def work() -> table_pb2.StartGameResponse:
+            principal = self._principal(context)
+            outcome = await self._app.execute(
+                check_table_id(request.table_id),
+                request.command_id,
+                lambda table: self._app.decider.start(table, principal),
+            )
+            return table_pb2.StartGameResponse(version=outcome.table.state.version)
+
+        return await guarded(context, work)
+
+    async def Rematch(
+        self, request: table_pb2.RematchRequest, context: Context
+    ) -> table_pb2.RematchResponse:
+        async def work() -> table_pb2.RematchResponse:
+            principal = self._principal(context)
+            new_table_id = await self._app.rematch(
+                check_table_id(request.table_id), check_command_id(request.command_id), principal
+            )
+            return table_pb2.RematchResponse(table_id=new_table_id)
+
+        return await guarded(context, work)
+
+    # -- play ---------------------------------------------------------------------------------
+    async def MakeMove(
+        self, request: table_pb2.MakeMoveRequest, context: Context
+    ) -> table_pb2.MakeMoveResponse:
+        async def work() -> table_pb2.MakeMoveResponse:
+            principal = self._principal(context)
+            table_id = check_table_id(request.table_id)
+
+            async def decide(table: Table) -> Any:
+                if request.expected_version and table.state.version != request.expected_version:
+                    raise ConcurrencyConflictError(
+                        f"the table is at version {table.state.version}, "
+                        f"not {request.expected_version}"
+                    )
+                return await self._app.decider.move(table, principal, request.seat, request.action)
+
+            outcome = await self._app.execute(table_id, request.command_id, decide)
+            table = outcome.table
+            return table_pb2.MakeMoveResponse(version=table.state.version, status=table.game_status)
+
+        return await guarded(context, work)
+
+    # -- views --------------------------------------------------------------------------------
+    async def _viewer_seat(self, table: Table, seat: int | None, context: Context) -> int | None:
+        """The seat whose cards the caller may see: must be the caller's own."""
+        if seat is None:
+            return None
+        principal = self._principal(context)
+        if not 0 <= seat < table.state.seat_count:
+            raise BadRequestError(f"there is no seat {seat} at this table")
+        occupant = table.state.seats[seat]
+        if occupant.player_id == principal.player_id or (principal.is_bot and occupant.is_bot):
+            return seat
+        raise PermissionDeniedError(f"you may only view your own seat, not seat {seat}")
+
+    async def GetTable(
+        self, request: table_pb2.GetTableRequest, context: Context
+    ) -> table_pb2.GetTableResponse:
+        async def work() -> table_pb2.GetTableResponse:
+            table = await self._app.load(check_table_id(request.table_id), refresh=True)
+            seat = await self._viewer_seat(
+                table, request.seat if request.HasField("seat") else None, context
+            )
+            reply = table_pb2.GetTableResponse(
+                table_id=table.state.table_id,
+                game=table.state.game,
+                status=table.state.status,
+                version=table.state.version,
+                seats=_seat_infos(table),
+            )
+            if table.game_state is not None:
+                view_request = rules_pb2.GetViewRequest(state=table.game_state)
+                if seat is not None:
+                    view_request.seat = seat
+                view = await self._app.rules.get_view(view_request)
+                reply.view.CopyFrom(view.view)
+                reply.game_status.CopyFrom(view.status)
+            return reply
+
+        return await guarded(context, work)
+
+    async def WatchTable(
+        self, request: table_pb2.WatchTableRequest, context: Context
+    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
+        """History after ``from_version``, then each new batch as it lands, redacted."""
+        try:
+            table_id = check_table_id(request.table_id)
+            table = await self._app.load(table_id, refresh=True)
+            seat = await self._viewer_seat(
+                table, request.seat if request.HasField("seat") else None, context
+            )
+            principal = self._optional_principal(context) if seat is not None else None
+        except TableError as error:
+            await context.abort(
+                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error)
+            )
+            return
+        queue: asyncio.Queue[events_pb2.EventBatch] = asyncio.Queue()
+        subscription = None
+        if self._nats is not None:
+
+            async def on_message(message: Any) -> None:
+                queue.put_nowait(events_pb2.EventBatch.FromString(message.data))
+
+            subscription = await self._nats.subscribe(
+                self._app.store.subject(table_id), cb=on_message
+            )
+        sent = request.from_version
+        try:
+            while True:
+                for stored in await self._app.history(table_id, sent):
+                    yield await self._redacted(table_id, stored.batch, seat, principal)
+                    sent = stored.batch.table_version
+                if subscription is None:
+                    return
+                batch = await queue.get()
+                if batch.table_version <= sent:
+                    continue
+                if batch.table_version == sent + 1:
+                    yield await self._redacted(table_id, batch, seat, principal)
+                    sent = batch.table_version
+                # a gap: the loop reads the missing batches from the log
+        except TableError as error:
+            await context.abort(
+                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error)
+            )
+        finally:
+            if subscription is not None:
+                with contextlib.suppress(Exception):
+                    await subscription.unsubscribe()
+
+    async def _redacted(
+        self,
+        table_id: str,
+        batch: events_pb2.EventBatch,
+        seat: int | None,
+        principal: Principal | None,
+    ) -> table_pb2.WatchTableResponse:
+        """Only the events the viewer may see; a viewer who lost the seat sees public ones."""
+        if seat is not None and principal is not None:
+            table = await self._app.load(table_id)
+            occupant = table.state.seats[seat]
+            still_there = occupant.player_id == principal.player_id or (
+                principal.is_bot and occupant.is_bot
+            )
+            if not still_there:
+                seat = None
+        return table_pb2.WatchTableResponse(
+            version=batch.table_version,
+            events=[event for event in batch.events if visible(event, seat)],
+        )
+
+    async def GetGameRecord(
+        self, request: table_pb2.GetGameRecordRequest, context: Context
+    ) -> table_pb2.GetGameRecordResponse:
+        async def work() -> table_pb2.GetGameRecordResponse:
+            table_id = check_table_id(request.table_id)
+            table = await self._app.load(table_id, refresh=True)
+            if table.state.status != FINISHED:
+                raise RuleViolationError("the game is not over: its record would show hidden cards")
+            batches = [stored.batch for stored in await self._app.history(table_id)]
+            record = record_from_batches(table_id, batches)
+            return table_pb2.GetGameRecordResponse(record_json=dumps_record(record))
+
+        return await guarded(context, work)
+
+
+def _own_seat(outcome: Outcome, principal: Principal) -> int:
+    seat = outcome.table.state.seat_of(principal.player_id)
+    if seat is None:
+        raise RuleViolationError("you have no seat at this table")
+    return seat
+
+
+def _summary_message(summary: TableSummary) -> table_pb2.TableSummary:
+    return table_pb2.TableSummary(
+        table_id=summary.table_id,
+        game=summary.game,
+        seats=summary.seats,
+        seats_taken=summary.seats_taken,
+        status=summary.status,
+        options=common_pb2.GameOptions(values=summary.options),
+    )

@@ -1,0 +1,194 @@
+"""A table service in-process on real NATS JetStream with the real rules service over gRPC.
+
+Scenario tests drive it only through gRPC, as other backends would: ``Player`` is one client
+with its own token, and every call carries a fresh command id unless the test reuses one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+
+from cardtable.platform.grpc_server import start_server
+from cardtable.platform.nats import NatsConnection, connect_nats
+from cardtable.rules_service.main import rules_service
+from cardtable.table_service.auth import BOT, PERSON, TokenCodec
+from cardtable.table_service.commands import Environment
+from cardtable.table_service.main import EventNames, TableServiceParts, table_service_parts
+from cardtable.table_service.rules_port import GrpcRules
+from cardtable_api.common.v1 import common_pb2
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+
+SIGNING_KEY = "test-signing-key-0123456789abcdef0123456789"
+NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
+
+
+@dataclass
+class Cluster:
+    """The addresses and parts of a running test deployment."""
+
+    table_address: str
+    rules_address: str
+    names: EventNames
+    tokens: TokenCodec
+    parts: TableServiceParts
+    nats: NatsConnection
+    channels: list[grpc.aio.Channel] = field(default_factory=list)
+
+    def stub(self) -> table_pb2_grpc.TableServiceStub:
+        channel = grpc.aio.insecure_channel(self.table_address)
+        self.channels.append(channel)
+        return table_pb2_grpc.TableServiceStub(channel)
+
+    def player(self, player_id: str, kind: str = PERSON) -> Player:
+        return Player(self.stub(), self.tokens.issue(player_id, kind), player_id)
+
+    async def subject_sequence(self, table_id: str) -> int:
+        """The stream sequence of the table's last message (0 when none)."""
+        last = await self.parts.app.store.last(table_id)
+        return 0 if last is None else last.sequence
+
+
+@asynccontextmanager
+async def running_rules() -> AsyncIterator[str]:
+    server = await start_server([rules_service()], port=0, host="127.0.0.1")
+    try:
+        yield f"127.0.0.1:{server.port}"
+    finally:
+        await server.stop(None)
+
+
+@asynccontextmanager
+async def running_table_service(
+    nats_url: str, prefix: str, rules_address: str, environment: Environment | None = None
+) -> AsyncIterator[Cluster]:
+    connection = await connect_nats(nats_url, name="table-under-test")
+    rules_channel = grpc.aio.insecure_channel(rules_address)
+    tokens = TokenCodec(SIGNING_KEY)
+    names = EventNames(prefix)
+    try:
+        async with table_service_parts(
+            connection.client,
+            connection.jetstream,
+            GrpcRules(rules_channel),
+            tokens,
+            names,
+            environment,
+        ) as parts:
+            server = await start_server([parts.service()], port=0, host="127.0.0.1")
+            cluster = Cluster(
+                f"127.0.0.1:{server.port}", rules_address, names, tokens, parts, connection
+            )
+            try:
+                yield cluster
+            finally:
+                for channel in cluster.channels:
+                    await channel.close(None)
+                await server.stop(None)
+    finally:
+        await rules_channel.close(None)
+        await connection.close()
+
+
+@dataclass
+class Player:
+    """One client with its own token."""
+
+    stub: table_pb2_grpc.TableServiceStub
+    token: str
+    player_id: str
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    async def create(
+        self,
+        game: str,
+        seats: int = 0,
+        options: dict[str, str] | None = None,
+        settings: events_pb2.TableSettings | None = NO_TIMERS,
+    ) -> str:
+        request = table_pb2.CreateTableRequest(
+            command_id=str(uuid.uuid4()),
+            game=game,
+            seats=seats,
+            options=common_pb2.GameOptions(values=options or {}),
+        )
+        if settings is not None:
+            request.settings.CopyFrom(settings)
+        reply = await self.stub.CreateTable(request, metadata=self.metadata)
+        return reply.table_id
+
+    async def join(self, table_id: str, seat: int | None = None) -> int:
+        request = table_pb2.JoinTableRequest(command_id=str(uuid.uuid4()), table_id=table_id)
+        if seat is not None:
+            request.seat = seat
+        reply = await self.stub.JoinTable(request, metadata=self.metadata)
+        return reply.seat
+
+    async def view(self, table_id: str, seat: int | None) -> table_pb2.GetTableResponse:
+        request = table_pb2.GetTableRequest(table_id=table_id)
+        if seat is not None:
+            request.seat = seat
+        return await self.stub.GetTable(request, metadata=self.metadata)
+
+    async def move(
+        self, table_id: str, seat: int, action: str, command_id: str | None = None
+    ) -> table_pb2.MakeMoveResponse:
+        return await self.stub.MakeMove(
+            table_pb2.MakeMoveRequest(
+                command_id=command_id or str(uuid.uuid4()),
+                table_id=table_id,
+                seat=seat,
+                action=action,
+            ),
+            metadata=self.metadata,
+        )
+
+    async def leave(self, table_id: str) -> None:
+        await self.stub.LeaveTable(
+            table_pb2.LeaveTableRequest(command_id=str(uuid.uuid4()), table_id=table_id),
+            metadata=self.metadata,
+        )
+
+
+def view_dict(reply: table_pb2.GetTableResponse) -> dict[str, Any]:
+    return json_format.MessageToDict(reply.view)
+
+
+def pick_action(view: dict[str, Any], rng: Any) -> str:
+    """A random legal action from a seat's own view (as a simple client would choose)."""
+    choice = view.get("choose_cards")
+    if choice:
+        cards = rng.sample(list(choice["cards"]), int(choice["count"]))
+        return " ".join([choice["verb"], *cards])
+    return str(rng.choice(view["legal_actions"]))
+
+
+async def play_to_the_end(
+    table_id: str, players: dict[int, Player], rng: Any, max_moves: int = 5000
+) -> int:
+    """Each seat's client plays random legal moves from its own view; returns moves made."""
+    moves = 0
+    any_player = next(iter(players.values()))
+    while moves < max_moves:
+        summary = await any_player.view(table_id, None)
+        if summary.status == "finished":
+            return moves
+        to_act = list(summary.game_status.to_act)
+        seat = rng.choice(to_act)
+        view = view_dict(await players[seat].view(table_id, seat))
+        await players[seat].move(table_id, seat, pick_action(view, rng))
+        moves += 1
+    raise AssertionError("the game did not end")
+
+
+__all__ = ["BOT", "Cluster", "Player", "running_rules", "running_table_service"]
