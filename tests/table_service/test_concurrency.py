@@ -1,0 +1,107 @@
+"""Conflicting and repeated commands against real JetStream: one wins, nothing doubles."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+
+import grpc
+
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2
+from tests.table_service.harness import Cluster, Player, pick_action, view_dict
+
+CLIENTS = 50
+
+
+async def _log(cluster: Cluster, table_id: str) -> list[events_pb2.EventBatch]:
+    return [stored.batch async for stored in cluster.parts.app.store.read(table_id)]
+
+
+def _assert_no_gap_no_duplicate(batches: list[events_pb2.EventBatch]) -> None:
+    assert [batch.table_version for batch in batches] == list(range(1, len(batches) + 1))
+    command_ids = [batch.command_id for batch in batches]
+    assert len(command_ids) == len(set(command_ids))
+
+
+async def _hearts_table(cluster: Cluster) -> tuple[str, dict[int, Player]]:
+    host = cluster.player("host")
+    table_id = await host.create("hearts", 4, {"quick": "true"})
+    players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    return table_id, players
+
+
+async def test_fifty_concurrent_clients_on_one_table(cluster: Cluster) -> None:
+    rng = random.Random(50)
+    table_id, players = await _hearts_table(cluster)
+    # each seat gets many independent clients (own channels) with its own token
+    clients = {
+        seat: [
+            Player(cluster.stub(), players[seat].token, players[seat].player_id)
+            for _ in range(CLIENTS // 4 + 1)
+        ]
+        for seat in players
+    }
+    succeeded = 0
+    for _round in range(12):
+        summary = await players[0].view(table_id, None)
+        to_act = list(summary.game_status.to_act)
+        attempts = []
+        for index in range(CLIENTS):
+            seat = rng.randrange(4)
+            client = clients[seat][index % len(clients[seat])]
+            view = view_dict(await client.view(table_id, seat))
+            action = pick_action(view, rng) if seat in to_act else "play 2C"
+            attempts.append(client.move(table_id, seat, action))
+        results = await asyncio.gather(*attempts, return_exceptions=True)
+        wins = [result for result in results if not isinstance(result, BaseException)]
+        for failure in results:
+            if isinstance(failure, BaseException):
+                assert isinstance(failure, grpc.aio.AioRpcError)
+                assert failure.code() in (
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    grpc.StatusCode.ABORTED,
+                ), failure.details()
+        # while passing, each seat still to act may pass once; in play exactly one move wins
+        assert 1 <= len(wins) <= len(to_act)
+        succeeded += len(wins)
+    batches = await _log(cluster, table_id)
+    _assert_no_gap_no_duplicate(batches)
+    actions = [
+        event for batch in batches for event in batch.events if event.HasField("action_taken")
+    ]
+    assert len(actions) == succeeded
+
+
+async def test_a_retried_command_makes_one_event(cluster: Cluster) -> None:
+    table_id, players = await _hearts_table(cluster)
+    view = view_dict(await players[0].view(table_id, 0))
+    action = pick_action(view, random.Random(1))
+    command_id = str(uuid.uuid4())
+    first = await players[0].move(table_id, 0, action, command_id)
+    again = await players[0].move(table_id, 0, action, command_id)
+    assert again.version == first.version
+    concurrent = await asyncio.gather(
+        *(players[0].move(table_id, 0, action, command_id) for _ in range(10))
+    )
+    assert {reply.version for reply in concurrent} == {first.version}
+    batches = await _log(cluster, table_id)
+    _assert_no_gap_no_duplicate(batches)
+    assert sum(1 for batch in batches if batch.command_id == command_id) == 1
+
+
+async def test_same_command_id_on_two_tables_is_two_commands(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    first = await host.create("hearts", 4, {"quick": "true"})
+    second = await host.create("hearts", 4, {"quick": "true"})
+    for table_id in (first, second):
+        await host.stub.JoinTable(
+            table_pb2.JoinTableRequest(command_id="same-id", table_id=table_id),
+            metadata=host.metadata,
+        )
+    for table_id in (first, second):
+        seats = (await host.view(table_id, None)).seats
+        assert seats[0].player_id == "host"
