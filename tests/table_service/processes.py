@@ -32,7 +32,10 @@ class ServiceProcess:
         return self.process.wait(20)
 
 
-async def start_table_process(nats_url: str, prefix: str, rules_address: str) -> ServiceProcess:
+def spawn_table_process(
+    nats_url: str, prefix: str, rules_address: str
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``cardtable.table_service.main`` with its settings in the environment."""
     port = free_port()
     env = {
         **os.environ,
@@ -50,19 +53,24 @@ async def start_table_process(nats_url: str, prefix: str, rules_address: str) ->
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    address = f"127.0.0.1:{port}"
+    return process, f"127.0.0.1:{port}"
+
+
+async def start_table_process(nats_url: str, prefix: str, rules_address: str) -> ServiceProcess:
+    """A table service process, once it reports SERVING."""
+    process, address = spawn_table_process(nats_url, prefix, rules_address)
     await wait_healthy(address, process)
     return ServiceProcess(process, address)
 
 
 async def wait_healthy(
-    address: str, process: subprocess.Popen[bytes], timeout: float = 30
+    address: str, process: subprocess.Popen[bytes], limit_seconds: float = 30
 ) -> float:
     """Seconds until the process answers SERVING; fails if it exits first."""
     started = time.monotonic()
     async with grpc.aio.insecure_channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() - started < timeout:
+        while time.monotonic() - started < limit_seconds:
             if process.poll() is not None:
                 error = process.stderr.read().decode() if process.stderr else ""
                 raise AssertionError(f"service exited with {process.returncode}: {error[-2000:]}")
@@ -73,4 +81,4 @@ async def wait_healthy(
             except grpc.aio.AioRpcError:
                 pass
             await asyncio.sleep(0.1)
-    raise AssertionError(f"service at {address} not healthy after {timeout}s")
+    raise AssertionError(f"service at {address} not healthy after {limit_seconds}s")
