@@ -1,0 +1,203 @@
+"""Lobby and seat life: fill, quick seat, listing, leavers, timers, reclaim, rematch, watch."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+
+import grpc
+import pytest
+
+from cardtable.table_service.auth import BOT
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2
+from tests.table_service.harness import Cluster, Player, pick_action, view_dict
+
+
+async def _watch_until(
+    player: Player, table_id: str, seat: int | None, predicate: object, limit: float = 15
+) -> list[events_pb2.Event]:
+    """Events of the viewer's watch stream until one satisfies ``predicate``."""
+    request = table_pb2.WatchTableRequest(table_id=table_id)
+    if seat is not None:
+        request.seat = seat
+    call = player.stub.WatchTable(request, metadata=player.metadata)
+    seen: list[events_pb2.Event] = []
+
+    async def read() -> None:
+        async for response in call:
+            seen.extend(response.events)
+            if any(predicate(event) for event in response.events):  # type: ignore[operator]
+                return
+
+    try:
+        await asyncio.wait_for(read(), limit)
+    finally:
+        call.cancel()
+    return seen
+
+
+async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    settings = events_pb2.TableSettings(fill_with_bots=True, fill_wait_ms=300)
+    table_id = await host.create("hearts", 4, {"quick": "true"}, settings)
+    await host.join(table_id, 0)
+    subscription = await cluster.nats.client.subscribe(cluster.names.bot_requests)
+    events = await _watch_until(host, table_id, 0, lambda event: event.HasField("game_started"))
+    fills = [event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")]
+    assert sorted(fill.seat for fill in fills) == [1, 2, 3]
+    assert {fill.reason for fill in fills} == {"fill"}
+    requests = []
+    for _ in range(3):
+        message = await subscription.next_msg(timeout=5)
+        requests.append(events_pb2.Event.FromString(message.data).bot_seat_requested)
+        assert message.headers and message.headers["Table-Id"] == table_id
+    assert sorted(request.seat for request in requests) == [1, 2, 3]
+    await subscription.unsubscribe()
+    table = await host.view(table_id, 0)
+    assert table.status == "running"
+    assert [seat.kind for seat in table.seats][1:] == [events_pb2.PLAYER_KIND_BOT] * 3
+    # a computer player acts for a bot seat with a bot token, never for a person's seat
+    bot = cluster.player("bot-service", BOT)
+    bot_view = view_dict(await bot.view(table_id, 1))
+    await bot.move(table_id, 1, pick_action(bot_view, random.Random(1)))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await bot.view(table_id, 0)
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_quick_seat_fills_one_table_then_opens_another(cluster: Cluster) -> None:
+    table_ids = []
+    for index in range(5):
+        player = cluster.player(f"quick{index}")
+        reply = await player.stub.QuickSeat(
+            table_pb2.QuickSeatRequest(command_id=str(uuid.uuid4()), game="belote"),
+            metadata=player.metadata,
+        )
+        table_ids.append(reply.table_id)
+    assert len(set(table_ids[:4])) == 1
+    assert table_ids[4] != table_ids[0]
+    listing = await player.stub.ListTables(table_pb2.ListTablesRequest(game="belote"))
+    statuses = {summary.table_id: summary.status for summary in listing.tables}
+    assert statuses[table_ids[0]] == "running"
+    assert statuses[table_ids[4]] == "open"
+    open_only = await player.stub.ListTables(
+        table_pb2.ListTablesRequest(game="belote", status="open")
+    )
+    assert [summary.table_id for summary in open_only.tables] == [table_ids[4]]
+
+
+async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    table_id = await host.create("hearts", 4, {"quick": "true"})
+    players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    await players[2].leave(table_id)
+    table = await host.view(table_id, None)
+    assert table.seats[2].kind == events_pb2.PLAYER_KIND_BOT
+    assert not table.seats[2].connected
+    # the leaver no longer sees the seat's cards
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await players[2].view(table_id, 2)
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    # a computer player passes for seat 2; the others pass too
+    bot = cluster.player("bot-service", BOT)
+    rng = random.Random(4)
+    await bot.move(table_id, 2, pick_action(view_dict(await bot.view(table_id, 2)), rng))
+    for seat in (0, 1, 3):
+        view = view_dict(await players[seat].view(table_id, seat))
+        await players[seat].move(table_id, seat, pick_action(view, rng))
+    # play until it is seat 2's turn, then the person takes the seat back with a move
+    while True:
+        summary = await host.view(table_id, None)
+        seat = summary.game_status.to_act[0]
+        if seat == 2:
+            break
+        view = view_dict(await players[seat].view(table_id, seat))
+        await players[seat].move(table_id, seat, pick_action(view, rng))
+    legal = view_dict(await bot.view(table_id, 2))
+    await players[2].move(table_id, 2, pick_action(legal, rng))
+    table = await host.view(table_id, None)
+    assert table.seats[2].player_id == "p2"
+    assert table.seats[2].kind == events_pb2.PLAYER_KIND_PERSON
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("seat_reclaimed")
+    )
+    left = next(event.player_left for event in events if event.HasField("player_left"))
+    assert left.disconnected and left.seat == 2
+
+
+async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    settings = events_pb2.TableSettings(turn_timer_ms=200, fill_with_bots=False)
+    table_id = await host.create("whist", 3, {}, settings)
+    players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("seat_handed_to_bot"), limit=30
+    )
+    handed = next(
+        event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")
+    )
+    assert handed.reason == "timeouts"
+    timeouts = [event.turn_timed_out for event in events if event.HasField("turn_timed_out")]
+    of_seat = [timeout.consecutive for timeout in timeouts if timeout.seat == handed.seat]
+    assert of_seat[-1] == 3
+    assert all(event.action_taken.by_timeout for event in events if event.HasField("action_taken"))
+
+
+async def test_game_record_is_refused_while_running_and_watch_resumes(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    table_id = await host.create("hearts", 4, {"quick": "true"})
+    players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await host.stub.GetGameRecord(table_pb2.GetGameRecordRequest(table_id=table_id))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    first = await _watch_until(
+        players[0], table_id, 0, lambda event: event.HasField("game_started")
+    )
+    version = (await host.view(table_id, None)).version
+    rng = random.Random(5)
+    view = view_dict(await players[1].view(table_id, 1))
+    await players[1].move(table_id, 1, pick_action(view, rng))
+    request = table_pb2.WatchTableRequest(table_id=table_id, seat=0, from_version=version)
+    call = players[0].stub.WatchTable(request, metadata=players[0].metadata)
+    response = await asyncio.wait_for(call.read(), 5)
+    call.cancel()
+    assert response.version == version + 1
+    assert first  # the first stream had the start
+
+
+async def test_rematch_seats_the_same_players(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    table_id = await host.create("hearts", 4, {"quick": "true"})
+    players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    rng = random.Random(6)
+    while (summary := await host.view(table_id, None)).status != "finished":
+        seat = rng.choice(list(summary.game_status.to_act))
+        view = view_dict(await players[seat].view(table_id, seat))
+        await players[seat].move(table_id, seat, pick_action(view, rng))
+    reply = await players[0].stub.Rematch(
+        table_pb2.RematchRequest(command_id="again", table_id=table_id),
+        metadata=players[0].metadata,
+    )
+    again = await players[0].stub.Rematch(
+        table_pb2.RematchRequest(command_id="again-2", table_id=table_id),
+        metadata=players[0].metadata,
+    )
+    assert again.table_id == reply.table_id != table_id
+    new_table = await host.view(reply.table_id, None)
+    assert new_table.status == "running"
+    assert [seat.player_id for seat in new_table.seats] == ["p0", "p1", "p2", "p3"]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await host.stub.Rematch(
+            table_pb2.RematchRequest(command_id="x", table_id=table_id), metadata=host.metadata
+        )
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
