@@ -329,7 +329,7 @@ def verify_record(record: GameRecord) -> Verification:
     report.places = tuple(state.places() or ())
     report.over = state.is_over()
     recorded = record.result
-    if "totals" in recorded and list(recorded["totals"]) != list(state.totals):
+    if recorded.get("totals") and list(recorded["totals"]) != list(state.totals):
         return fail(
             f"the recorded totals {list(recorded['totals'])} differ from the engine's "
             f"{list(state.totals)}",

@@ -37,7 +37,6 @@ from cardtable.table_service.state import (
     FINISHED,
     OPEN,
     PERSON,
-    RUNNING,
     TableState,
     apply_batch,
 )
@@ -298,6 +297,13 @@ class TableApplication:
         )
         return new_id
 
+    def cached_tables(self) -> list[Table]:
+        """The tables this replica holds in memory now."""
+        return list(self._cache.values())
+
+    def is_cached(self, table_id: str) -> bool:
+        return table_id in self._cache
+
     async def history(self, table_id: str, after_version: int = 0) -> list[StoredBatch]:
         """The table's batches after a version (for watch streams and records)."""
         try:
@@ -327,6 +333,5 @@ def summary_of(state: TableState) -> TableSummary:
         status=state.status,
         options=dict(state.options),
         created_at=state.created_at,
-        deadline=state.timer.deadline if state.timer and state.status == RUNNING else 0.0,
         fill_at=fill_at,
     )

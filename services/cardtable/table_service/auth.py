@@ -9,6 +9,7 @@ for seats that a computer player holds.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ ISSUER = "cardtable"
 PERSON = "person"
 BOT = "bot"
 MAX_PLAYER_ID_CHARS = 128
+VERIFIED_CACHE_SIZE = 100_000
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class TokenCodec:
             raise ValueError("the token signing key must be at least 32 characters")
         self._key = key
         self._verification_keys = (key, *previous_keys)
+        # Checking a signature costs more than the rest of a move's handling; a client sends
+        # the same token with every call, so verified tokens are remembered until they expire.
+        self._verified: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
 
     def issue(self, player_id: str, kind: str = PERSON, ttl_seconds: float = 3600.0) -> str:
         """A signed token for ``player_id`` valid for ``ttl_seconds``."""
@@ -60,6 +65,19 @@ class TokenCodec:
 
     def verify(self, token: str) -> Principal:
         """The principal a valid token names; raises :class:`NotAuthenticatedError` otherwise."""
+        remembered = self._verified.get(token)
+        if remembered is not None:
+            principal, expires_at = remembered
+            if time.time() < expires_at:
+                return principal
+            del self._verified[token]
+        principal, expires_at = self._check(token)
+        self._verified[token] = (principal, expires_at)
+        if len(self._verified) > VERIFIED_CACHE_SIZE:
+            self._verified.popitem(last=False)
+        return principal
+
+    def _check(self, token: str) -> tuple[Principal, float]:
         last_error: Exception | None = None
         for key in self._verification_keys:
             try:
@@ -77,7 +95,7 @@ class TokenCodec:
                 raise NotAuthenticatedError("the token has expired") from None
             except jwt.InvalidTokenError as error:
                 raise NotAuthenticatedError(f"invalid token: {error}") from None
-            return _principal(claims)
+            return _principal(claims), float(claims["exp"])
         raise NotAuthenticatedError(f"invalid token: {last_error}")
 
 

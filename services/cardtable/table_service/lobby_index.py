@@ -33,8 +33,6 @@ class TableSummary:
     status: str
     options: dict[str, str] = field(default_factory=dict)
     created_at: float = 0.0
-    #: The running turn's deadline (seconds since the epoch), 0 when no timer runs.
-    deadline: float = 0.0
     #: Seconds after creation at which empty seats are filled with computer players; 0: never.
     fill_at: float = 0.0
 
@@ -94,7 +92,13 @@ class LobbyIndex:
                 await watcher.stop()  # type: ignore[no-untyped-call]
 
     async def put(self, summary: TableSummary) -> None:
-        """Publish a table's summary; failures are logged, never fatal (the log is the truth)."""
+        """Publish a table's summary; failures are logged, never fatal (the log is the truth).
+
+        Most moves change nothing a lobby shows (status and seats are what it needs), so an
+        unchanged summary is not written again.
+        """
+        if self._tables.get(summary.table_id) == summary:
+            return
         self._tables[summary.table_id] = summary
         if self._bucket is None:
             return

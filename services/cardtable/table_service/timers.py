@@ -1,10 +1,10 @@
 """Turn timers and the fill wait, driven by deadlines stored in the log.
 
-Deadlines live in events (TurnTimerStarted, TableCreated's fill wait), and the lobby index
-carries each table's next deadline, so any replica, including one started after a crash,
-knows what is due. Firing is a command like any other with a deterministic id
-(``timeout:<turn>``, ``fill``): when several replicas fire at once, one append wins and the
-others find the command already applied.
+Deadlines live in events (TurnTimerStarted; TableCreated's fill wait), so they survive any
+restart. Each replica loads every running table the lobby index lists (a replica started
+after a crash picks up the tables of the one that died) and fires what is due. Firing is a
+command like any other with a deterministic id (``timeout:<turn>``, ``fill``): when several
+replicas fire at once, one append wins and the others find the command already applied.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from cardtable.table_service.state import OPEN, RUNNING
 
 _log = get_logger(__name__)
 RETRY_AFTER_FAILURE_SECONDS = 2.0
+ADOPT_EVERY_SECONDS = 2.0
 
 
 class TableTimers:
@@ -48,24 +49,51 @@ class TableTimers:
                 await task
 
     async def _run(self) -> None:
+        adopted_at = 0.0
         while True:
             await asyncio.sleep(self._poll)
-            index = self._app.index
-            if index is None:
-                continue
             now = self._now()
-            for summary in index.tables():
-                due = (summary.status == RUNNING and 0 < summary.deadline <= now) or (
-                    summary.status == OPEN and 0 < summary.fill_at <= now
+            if now - adopted_at >= ADOPT_EVERY_SECONDS:
+                adopted_at = now
+                await self._adopt_running_tables()
+            due = [
+                table.state.table_id
+                for table in self._app.cached_tables()
+                if table.state.status == RUNNING
+                and table.state.timer is not None
+                and table.state.timer.deadline <= now
+            ]
+            index = self._app.index
+            if index is not None:
+                due.extend(
+                    summary.table_id
+                    for summary in index.tables()
+                    if summary.status == OPEN and 0 < summary.fill_at <= now
                 )
-                if not due or summary.table_id in self._in_flight:
+            for table_id in due:
+                if table_id in self._in_flight:
                     continue
-                if now - self._failed_at.get(summary.table_id, 0.0) < RETRY_AFTER_FAILURE_SECONDS:
+                if now - self._failed_at.get(table_id, 0.0) < RETRY_AFTER_FAILURE_SECONDS:
                     continue
-                self._in_flight.add(summary.table_id)
-                task = asyncio.create_task(self._fire(summary.table_id))
+                self._in_flight.add(table_id)
+                task = asyncio.create_task(self._fire(table_id))
                 self._firing.add(task)
                 task.add_done_callback(self._firing.discard)
+
+    async def _adopt_running_tables(self) -> None:
+        """Load running tables this replica does not hold yet, so their timers are known."""
+        index = self._app.index
+        if index is None:
+            return
+        for summary in index.tables():
+            if summary.status == RUNNING and not self._app.is_cached(summary.table_id):
+                try:
+                    await self._app.load(summary.table_id)
+                except TableError as error:
+                    _log.warning(
+                        "could not adopt table",
+                        extra={"table_id": summary.table_id, "error": str(error)},
+                    )
 
     async def _fire(self, table_id: str) -> None:
         try:

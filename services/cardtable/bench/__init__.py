@@ -1,0 +1,1 @@
+"""Benchmarks against real servers: table-service load, raw limits of the machine."""

@@ -1,0 +1,1 @@
+"""Running the whole system locally: service processes started, health-checked and stopped."""
