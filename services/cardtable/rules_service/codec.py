@@ -6,7 +6,9 @@ the limits on untrusted input (sizes, formats) sit in one place.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +32,37 @@ MAX_ACTION_CHARS = 64
 MAX_REBUILD_INPUTS = 20_000
 
 
+class StateMemo:
+    """Recently seen snapshots, already checked, by the SHA-256 of their bytes.
+
+    A table sends the state it got back from one call with its next calls (a view, then the
+    next move), and checking a snapshot is most of a call's cost. A snapshot whose exact
+    bytes were produced or checked here before is known to be valid, so its state is reused
+    (as a copy: applying an action changes a state). This is memoisation only: the service
+    stays stateless, and any snapshot it has not seen is checked in full.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._states: OrderedDict[bytes, GameState] = OrderedDict()
+
+    def get(self, snapshot: bytes) -> GameState | None:
+        key = hashlib.sha256(snapshot).digest()
+        state = self._states.get(key)
+        if state is None:
+            return None
+        self._states.move_to_end(key)
+        return state.clone()
+
+    def put(self, snapshot: bytes, state: GameState) -> None:
+        self._states[hashlib.sha256(snapshot).digest()] = state.clone()
+        while len(self._states) > self._size:
+            self._states.popitem(last=False)
+
+
+MEMO = StateMemo()
+
+
 def decode_state(message: rules_pb2.GameState) -> GameState:
     """The engine state inside ``message``; malformed or inconsistent data raises InvalidInput."""
     if len(message.snapshot) > MAX_SNAPSHOT_BYTES:
@@ -40,16 +73,22 @@ def decode_state(message: rules_pb2.GameState) -> GameState:
             f"(this service reads version {SNAPSHOT_VERSION})"
         )
     spec = game_spec(message.game)
+    remembered = MEMO.get(message.snapshot)
+    if remembered is not None and remembered.spec is spec:
+        return remembered
     try:
         data = json.loads(message.snapshot)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InvalidInput(f"state snapshot is not valid JSON: {error}") from None
-    return spec.state_type.from_snapshot(data)
+    state = spec.state_type.from_snapshot(data)
+    MEMO.put(message.snapshot, state)
+    return state
 
 
 def encode_state(state: GameState) -> rules_pb2.GameState:
     """``state`` as a message; compact JSON keeps every call's payload small."""
     snapshot = json.dumps(state.to_snapshot(), separators=(",", ":")).encode()
+    MEMO.put(snapshot, state)
     return rules_pb2.GameState(
         game=state.spec.name, snapshot_version=SNAPSHOT_VERSION, snapshot=snapshot
     )
