@@ -18,10 +18,11 @@ import pytest
 from cardtable.engine.cards import parse_card
 from cardtable.engine.facts import fact_to_dict, visible_to
 from cardtable.engine.game import GameState
-from cardtable.engine.record import RecordBuilder, load_record, verify_record
+from cardtable.engine.record import load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.simulation.invariants import InvariantChecker
 from cardtable.simulation.playout import play_random_game, random_action, shuffled_deck
+from cardtable.simulation.records import record_random_game
 
 CARD_TOKEN = re.compile(r"^(10|[2-9JQKA])[CDHS]$")
 
@@ -128,16 +129,7 @@ def _continue(state: GameState, rng: random.Random, steps: int = 30) -> list[Any
 
 
 def _record_random_game(name: str, players: int, seed: int) -> dict[str, Any]:
-    rng = random.Random(seed)
-    builder = RecordBuilder.start(game_spec(name), players, _quick(name), rng.randrange(players))
-    state = builder.state
-    while not state.is_over():
-        if state.needs_deal():
-            builder.deal(shuffled_deck(state, rng))
-        else:
-            seat = rng.choice(state.to_act())
-            builder.act(seat, str(random_action(state, seat, rng)))
-    return json.loads(json.dumps(builder.to_json()))
+    return json.loads(json.dumps(record_random_game(name, players, _quick(name), seed)))
 
 
 @pytest.mark.parametrize(("name", "players"), TABLE_SIZES)

@@ -8,21 +8,28 @@ progress and tables for people go to stderr through rich, so pipes stay clean.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from cardtable.engine.errors import EngineError
-from cardtable.engine.record import RecordBuilder, dumps_record, load_record, verify_record
+from cardtable.engine.record import dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
+from cardtable.replay.audit import audit_record
+from cardtable.replay.render import render_audit
+from cardtable.replay.session import ReplayError, Viewpoint
+from cardtable.replay.show import Pause, replay_request_problem, show_replay
 from cardtable.simulation.bench import engine_bench, find_yardstick
-from cardtable.simulation.playout import random_action, shuffled_deck
+from cardtable.simulation.records import record_random_game
 from cardtable.simulation.simulate import simulate
 
 
@@ -64,22 +71,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    import random
-
     spec = game_spec(args.game)
-    players = args.players or spec.min_players
-    rng = random.Random(args.seed)
-    builder = RecordBuilder.start(spec, players, _options(args.option), rng.randrange(players))
-    state = builder.state
-    while not state.is_over():
-        if state.needs_deal():
-            builder.deal(shuffled_deck(state, rng))
-            continue
-        seats = state.to_act()
-        seat = seats[0] if len(seats) == 1 else rng.choice(seats)
-        builder.act(seat, str(random_action(state, seat, rng)))
-    builder.extra["generated_by"] = f"cardtable record --game {spec.name} --seed {args.seed}"
-    sys.stdout.write(dumps_record(builder.to_json()))
+    record = record_random_game(
+        spec.name,
+        args.players or spec.min_players,
+        _options(args.option),
+        args.seed,
+        shuffle_proofs=args.with_shuffle_proofs,
+    )
+    proofs = " --with-shuffle-proofs" if args.with_shuffle_proofs else ""
+    record["generated_by"] = f"cardtable record --game {spec.name} --seed {args.seed}{proofs}"
+    sys.stdout.write(dumps_record(record))
     return 0
 
 
@@ -115,6 +117,65 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_json(path: str, console: Console) -> Any:
+    """The file's JSON, or ``None`` after saying why it cannot be read."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        console.print(Text.assemble(("cannot read ", "red"), (path, "red"), f": {error}"))
+        return None
+
+
+def _ask(console: Console, prompt: str) -> str:
+    return console.input(Text(prompt, style="dim"))
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    console = Console()
+    data = _read_json(args.file, console)
+    if data is None:
+        return 2
+    try:
+        record = load_record(data)
+    except EngineError as error:
+        console.print(Text.assemble(("not a game record: ", "red"), str(error)))
+        return 2
+    viewpoint = Viewpoint(seat=args.seat, open=args.open)
+    problem = replay_request_problem(record, viewpoint, args.deal)
+    if problem:
+        console.print(Text(problem, style="red"))
+        return 2
+    pause: Pause | None = None
+    if args.step and sys.stdin.isatty() and console.is_terminal:
+        pause = partial(_ask, console)
+    try:
+        show_replay(record, viewpoint, console, deal=args.deal, pause=pause)
+    except ReplayError as error:
+        console.print(
+            Text.assemble(
+                ("the record stops following the rules at ", "red"),
+                str(error),
+                " (run cardtable audit for the full check)",
+            )
+        )
+        return 1
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    console = Console()
+    data = _read_json(args.file, console)
+    if data is None:
+        return 2
+    report = audit_record(data, require_shuffle_proofs=args.require_shuffle_proofs)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        for line in render_audit(report, args.file):
+            console.print(line)
+    return 0 if report.ok else 1
+
+
 def cmd_bench_engine(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     yardstick = Path(args.yardstick) if args.yardstick else find_yardstick(Path.cwd())
@@ -144,6 +205,45 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_table(args: argparse.Namespace) -> int:
+    from cardtable.bench.system import table_bench
+
+    console = Console(stderr=True)
+    report = asyncio.run(table_bench(args.tables, args.seconds, console.print))
+    table = Table(title="table service over gRPC (Hearts, one client per seat)")
+    for column in ("load", "moves/s", "p50 ms", "p95 ms", "p99 ms", "errors"):
+        table.add_column(column, justify="right")
+    for label in ("saturated", "half_load"):
+        row = report[label]
+        table.add_row(
+            label.replace("_", " "),
+            f"{row['moves_per_s']:,.0f}",
+            f"{row['move_latency_p50_ms']:.1f}",
+            f"{row['move_latency_p95_ms']:.1f}",
+            f"{row['move_latency_p99_ms']:.1f}",
+            str(row["errors"]),
+        )
+    console.print(table)
+    appends = report["jetstream_appends_per_s"]
+    console.print(
+        f"JetStream acknowledged appends from one Python process: {appends['sequential']:,.0f}/s "
+        f"one at a time, {appends['64_in_flight']:,.0f}/s with 64 in flight; "
+        f"moves / sequential appends = {report['moves_vs_sequential_appends']:.3f}"
+    )
+    console.print(f"CPU seconds during the saturated run: {report['cpu_seconds_saturated']}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=1))
+    print(json.dumps(report))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from cardtable.stack.run import run_stack
+
+    console = Console()
+    return asyncio.run(run_stack(Path(args.log_dir), console.print))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cardtable", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -162,16 +262,53 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--players", type=int)
     rec.add_argument("--seed", type=int, default=1)
     rec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    rec.add_argument(
+        "--with-shuffle-proofs",
+        action="store_true",
+        help="derive each deck from a seed and record its commitment and seed",
+    )
     rec.set_defaults(handler=cmd_record)
 
     ver = commands.add_parser("verify", help="replay a record and check every action and score")
     ver.add_argument("file")
     ver.set_defaults(handler=cmd_verify)
 
+    rep = commands.add_parser("replay", help="show a recorded game deal by deal, trick by trick")
+    rep.add_argument("--file", required=True, help="a game record (JSON)")
+    view = rep.add_mutually_exclusive_group()
+    view.add_argument("--seat", type=int, help="only what this seat saw (default: spectator)")
+    view.add_argument("--open", action="store_true", help="all hands open")
+    rep.add_argument("--step", action="store_true", help="pause after each trick (terminal)")
+    rep.add_argument("--deal", type=int, metavar="K", help="show only the K-th deal")
+    rep.set_defaults(handler=cmd_replay)
+
+    aud = commands.add_parser("audit", help="check a record's results and shuffle proofs")
+    aud.add_argument("--file", required=True, help="a game record (JSON)")
+    aud.add_argument(
+        "--require-shuffle-proofs",
+        action="store_true",
+        help="fail a deal that has no shuffle proof",
+    )
+    aud.add_argument("--json", action="store_true", help="print the report as JSON")
+    aud.set_defaults(handler=cmd_audit)
+
     bench = commands.add_parser("bench-engine", help="engine playout throughput vs the yardstick")
     bench.add_argument("--seconds", type=float, default=3.0)
     bench.add_argument("--yardstick", help="path to shared/bench/yardstick_hearts.py")
     bench.set_defaults(handler=cmd_bench_engine)
+
+    table_bench_parser = commands.add_parser(
+        "bench-table",
+        help="moves/s and move latency through the table service on real servers",
+    )
+    table_bench_parser.add_argument("--tables", type=int, default=40)
+    table_bench_parser.add_argument("--seconds", type=float, default=15.0)
+    table_bench_parser.add_argument("--json-out", help="also write the results to this file")
+    table_bench_parser.set_defaults(handler=cmd_bench_table)
+
+    run = commands.add_parser("run", help="run the whole system locally until Ctrl-C")
+    run.add_argument("--log-dir", default=".run/logs", help="where the services write their logs")
+    run.set_defaults(handler=cmd_run)
     return parser
 
 

@@ -283,7 +283,20 @@ class Verification:
 
 
 def verify_record(record: GameRecord) -> Verification:
-    """Replay every input and compare every recorded result with the engine's."""
+    """Replay every input and compare every recorded result with the engine's.
+
+    Never raises for a bad record: whatever is wrong (an unreadable action, a result of the
+    wrong shape) becomes the report's problem.
+    """
+    try:
+        return _verify(record)
+    except (EngineError, TypeError, KeyError, ValueError, AttributeError) as error:
+        report = Verification()
+        report.problem = f"the record is malformed: {error}"
+        return report
+
+
+def _verify(record: GameRecord) -> Verification:
     report = Verification()
     state = record.spec.new_game(record.players, record.options, record.first_dealer)
     current_deal: RecordedDeal | None = None

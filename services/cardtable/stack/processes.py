@@ -147,10 +147,14 @@ def _error_output(service: ServiceProcess) -> str:
 
 
 async def start(
-    name: str, settings: Mapping[str, str], *, log_path: Path | None = None
+    name: str,
+    settings: Mapping[str, str],
+    *,
+    log_path: Path | None = None,
+    grpc_port: int | None = None,
 ) -> ServiceProcess:
     """Spawn a service and wait until it is healthy."""
-    service = spawn(name, settings, log_path=log_path)
+    service = spawn(name, settings, log_path=log_path, grpc_port=grpc_port)
     try:
         await wait_healthy(service)
     except BaseException:

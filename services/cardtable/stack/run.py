@@ -1,0 +1,103 @@
+"""``cardtable run``: the whole system on this machine, until Ctrl-C.
+
+Real NATS JetStream and PostgreSQL come from the pip wheels (or from ``NATS_URL`` and
+``DATABASE_URL`` when set); each service runs as its own process, configured through the
+environment exactly as in a container, and is started only once the one before it reports
+healthy. Ctrl-C or SIGTERM stops the services, then the servers; nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import secrets
+import signal
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from cardtable.platform.dev_servers import async_dev_servers
+from cardtable.platform.server_process import free_port
+from cardtable.stack.processes import SERVICE_MODULES, ServiceProcess, start
+
+DEFAULT_PORTS = {"rules": 50051, "table": 50052, "scoring": 50053, "bots": 50054}
+
+
+def preferred_port(port: int) -> int:
+    """``port`` when it is free on loopback (stable addresses for the README), else any free one."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return free_port()
+    return port
+
+
+def available_services() -> list[str]:
+    """The services this checkout has (later ones arrive with their issues)."""
+    names = []
+    for name, module in SERVICE_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            names.append(name)
+    return names
+
+
+async def run_stack(
+    log_dir: Path,
+    say: Callable[[str], None],
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Start everything, print how to reach it, serve until ``stop`` (or a signal)."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    os.makedirs(log_dir, exist_ok=True)
+    key = os.environ.get("TOKEN_SIGNING_KEY") or secrets.token_hex(32)
+    async with contextlib.AsyncExitStack() as stack:
+        nats_url = os.environ.get("NATS_URL")
+        database_url = os.environ.get("DATABASE_URL")
+        if not nats_url or not database_url:
+            servers = await stack.enter_async_context(
+                async_dev_servers(nats=not nats_url, postgres=not database_url)
+            )
+            nats_url = nats_url or servers.nats_url
+            database_url = database_url or servers.database_url
+            say(f"servers from the pip wheels started in {servers.started_in_seconds:.1f} s")
+        say(f"NATS JetStream  {nats_url}")
+        say(f"PostgreSQL      {database_url}")
+        started: dict[str, ServiceProcess] = {}
+        for name in available_services():
+            settings = {
+                "NATS_URL": nats_url,
+                "DATABASE_URL": database_url,
+                "TOKEN_SIGNING_KEY": key,
+                "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
+                "TABLE_ADDRESS": started["table"].address if "table" in started else "",
+                "LOG_LEVEL": "INFO",
+            }
+            service = await start(
+                name,
+                settings,
+                log_path=log_dir / f"{name}.log",
+                grpc_port=preferred_port(DEFAULT_PORTS[name]),
+            )
+            stack.callback(service.terminate)
+            started[name] = service
+            say(f"{name:<8} service  {service.address}  (logs: {service.log_path})")
+        say("")
+        say("try it (grpcurl uses server reflection):")
+        rules_address = started["rules"].address
+        say(f"  grpcurl -plaintext {rules_address} list")
+        say(f"  grpcurl -plaintext {rules_address} cardtable.rules.v1.RulesService/ListGames")
+        say("")
+        say("serving until Ctrl-C ...")
+        await stop.wait()
+        say("stopping ...")
+    return 0
