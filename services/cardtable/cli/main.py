@@ -130,9 +130,31 @@ def _ask(console: Console, prompt: str) -> str:
     return console.input(Text(prompt, style="dim"))
 
 
+def _record_of(args: argparse.Namespace, console: Console) -> dict[str, Any] | None:
+    """The record named on the command line: a file, or a table's log exported on the fly."""
+    if args.file:
+        data = _read_json(args.file, console)
+        return data if isinstance(data, dict) else None
+    from cardtable.eventlog.reader import log_reader
+    from cardtable.eventlog.records import record_from_batches
+
+    async def fetch() -> dict[str, Any]:
+        async with log_reader() as reader:
+            batches = await reader.table(args.table_id)
+        if not batches:
+            raise LookupError(f"no table {args.table_id} in the event log")
+        return record_from_batches(args.table_id, [stored.batch for stored in batches])
+
+    try:
+        return asyncio.run(fetch())
+    except (RuntimeError, LookupError, TimeoutError) as error:
+        console.print(Text(str(error), style="red"))
+        return None
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     console = Console()
-    data = _read_json(args.file, console)
+    data = _record_of(args, console)
     if data is None:
         return 2
     try:
@@ -164,6 +186,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     console = Console()
+    if args.table_id:
+        return _audit_table(args, console)
     data = _read_json(args.file, console)
     if data is None:
         return 2
@@ -174,6 +198,92 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for line in render_audit(report, args.file):
             console.print(line)
     return 0 if report.ok else 1
+
+
+def _audit_table(args: argparse.Namespace, console: Console) -> int:
+    from cardtable.eventlog.audit import LOG, audit_log
+    from cardtable.eventlog.reader import log_reader
+
+    async def fetch() -> Any:
+        async with log_reader() as reader:
+            return await reader.table(args.table_id)
+
+    try:
+        batches = asyncio.run(fetch())
+    except (RuntimeError, TimeoutError) as error:
+        console.print(Text(str(error), style="red"))
+        return 2
+    report = audit_log(args.table_id, batches)
+    if args.json:
+        print(json.dumps(report.to_json()))
+        return 0 if report.ok else 1
+    log_ok = report.checks.get(LOG) == "passed"
+    console.print(
+        Text.assemble(
+            ("  ✓ " if log_ok else "  ✗ ", "green" if log_ok else "red"),
+            (f"{LOG:<9}", "bold"),
+            f"{len(batches)} batches, versions 1..{len(batches)} with no gap or duplicate"
+            if log_ok
+            else "gaps, duplicates or foreign batches (below)",
+        )
+    )
+    for line in render_audit(report, f"table {args.table_id}"):
+        console.print(line)
+    return 0 if report.ok else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from cardtable.eventlog.reader import log_reader
+    from cardtable.eventlog.records import record_from_batches
+
+    console = Console(stderr=True)
+    since = 0.0
+    if args.since:
+        try:
+            since = datetime.fromisoformat(args.since).replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            console.print(Text(f"--since takes a date like 2026-11-29, not {args.since!r}", "red"))
+            return 2
+
+    async def export() -> int:
+        async with log_reader() as reader:
+            if not args.all:
+                batches = await reader.table(args.table_id)
+                if not batches:
+                    console.print(Text(f"no table {args.table_id} in the event log", "red"))
+                    return 1
+                text = dumps_record(record_from_batches(args.table_id, [b.batch for b in batches]))
+                if args.out:
+                    await asyncio.to_thread(Path(args.out).write_text, text)
+                else:
+                    sys.stdout.write(text)
+                return 0
+            folder = Path(args.out or "exported")
+            await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+            table_ids = await reader.table_ids()
+            written = 0
+            with _progress(console) as progress:
+                task = progress.add_task("exporting", total=len(table_ids))
+                for table_id in table_ids:
+                    table_log = [stored.batch for stored in await reader.table(table_id)]
+                    progress.advance(task)
+                    created = table_log[0].occurred_at.seconds if table_log else 0
+                    record = record_from_batches(table_id, table_log)
+                    if created < since or not record["result"]["over"]:
+                        continue
+                    target = folder / f"{table_id}.json"
+                    await asyncio.to_thread(target.write_text, dumps_record(record))
+                    written += 1
+            console.print(f"{written} finished games written to {folder}/")
+            return 0
+
+    try:
+        return asyncio.run(export())
+    except (RuntimeError, TimeoutError) as error:
+        console.print(Text(str(error), style="red"))
+        return 2
 
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
@@ -274,7 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     ver.set_defaults(handler=cmd_verify)
 
     rep = commands.add_parser("replay", help="show a recorded game deal by deal, trick by trick")
-    rep.add_argument("--file", required=True, help="a game record (JSON)")
+    rep_source = rep.add_mutually_exclusive_group(required=True)
+    rep_source.add_argument("table_id", nargs="?", help="a table id (read from NATS_URL)")
+    rep_source.add_argument("--file", help="a game record (JSON)")
     view = rep.add_mutually_exclusive_group()
     view.add_argument("--seat", type=int, help="only what this seat saw (default: spectator)")
     view.add_argument("--open", action="store_true", help="all hands open")
@@ -282,8 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--deal", type=int, metavar="K", help="show only the K-th deal")
     rep.set_defaults(handler=cmd_replay)
 
-    aud = commands.add_parser("audit", help="check a record's results and shuffle proofs")
-    aud.add_argument("--file", required=True, help="a game record (JSON)")
+    aud = commands.add_parser("audit", help="check a log or record: results, seeds, no gaps")
+    aud_source = aud.add_mutually_exclusive_group(required=True)
+    aud_source.add_argument("table_id", nargs="?", help="a table id (read from NATS_URL)")
+    aud_source.add_argument("--file", help="a game record (JSON)")
     aud.add_argument(
         "--require-shuffle-proofs",
         action="store_true",
@@ -291,6 +405,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     aud.add_argument("--json", action="store_true", help="print the report as JSON")
     aud.set_defaults(handler=cmd_audit)
+
+    export = commands.add_parser("export", help="write game records from the event log")
+    export_source = export.add_mutually_exclusive_group(required=True)
+    export_source.add_argument("table_id", nargs="?", help="one table id")
+    export_source.add_argument("--all", action="store_true", help="every finished game")
+    export.add_argument("--since", help="with --all: tables created on or after this date")
+    export.add_argument("--out", help="a file (one table) or a folder (--all); default stdout")
+    export.set_defaults(handler=cmd_export)
 
     bench = commands.add_parser("bench-engine", help="engine playout throughput vs the yardstick")
     bench.add_argument("--seconds", type=float, default=3.0)

@@ -71,6 +71,12 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                         "scores": None,
                     }
                 )
+            elif which == "deal_seed_revealed":
+                for deal in deals:
+                    if deal["number"] == body.deal_number:
+                        # the proof is what was published: the revealed seed, not the copy
+                        # the servers kept
+                        deal["shuffle"]["seed"] = body.seed
             elif which == "action_taken":
                 deals[-1]["actions"].append({"seat": body.seat, "action": body.action})
             elif which == "fact_recorded":
