@@ -276,6 +276,8 @@ class Verification:
     problem: str | None = None
     problem_deal: int | None = None
     problem_action: str | None = None
+    #: The record could not be compared at all (a result of the wrong shape, say).
+    malformed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -291,7 +293,7 @@ def verify_record(record: GameRecord) -> Verification:
     try:
         return _verify(record)
     except (EngineError, TypeError, KeyError, ValueError, AttributeError) as error:
-        report = Verification()
+        report = Verification(malformed=True)
         report.problem = f"the record is malformed: {error}"
         return report
 

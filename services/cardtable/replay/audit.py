@@ -257,12 +257,11 @@ def _check_rules_and_results(record: GameRecord, report: AuditReport) -> bool:
 
     ``False`` when the record's results are too malformed to compare at all.
     """
-    try:
-        verification = verify_record(record)
-    except (TypeError, ValueError, AttributeError) as error:
+    verification = verify_record(record)
+    if verification.malformed:
         # A result field of the wrong shape (a trick's cards as a number, say): a hostile or
-        # broken record must give a verdict, not a traceback.
-        report.add(AuditProblem(FORMAT, f"a recorded result is malformed ({error})"))
+        # broken record gets a verdict, not a traceback.
+        report.add(AuditProblem(FORMAT, f"a recorded result is malformed ({verification.problem})"))
         return False
     report.totals, report.places, report.over = (
         verification.totals,
