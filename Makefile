@@ -8,7 +8,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
 SOURCES := services tests scripts
 
-.PHONY: install proto proto-check run test test-fast lint format bench bench-engine clean lock
+.PHONY: install proto proto-check run test test-fast lint format bench bench-engine bench-table clean lock
 
 install: $(STAMP)
 
@@ -46,7 +46,10 @@ format: install
 	$(BIN)/ruff check --fix $(SOURCES)
 	$(BIN)/ruff format $(SOURCES)
 
-bench: bench-engine
+bench: bench-engine bench-table
+
+bench-table: install
+	$(BIN)/cardtable bench-table --tables 40 --seconds 15
 
 bench-engine: install
 	$(BIN)/cardtable bench-engine --seconds 5

@@ -237,3 +237,26 @@ def test_rebuild_stops_once_the_deadline_has_passed() -> None:
     )
     with pytest.raises(DeadlineExceededError):
         rebuild_state(request, deadline_check(ExpiredContext()))  # type: ignore[arg-type]
+
+
+async def test_rules_process_reflection_and_graceful_sigterm() -> None:
+    """As operators run it: its own process, reflection for grpcurl, clean exit on SIGTERM."""
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from cardtable.stack.processes import start
+
+    service = await start("rules", {})
+    try:
+        async with grpc.aio.insecure_channel(service.address) as channel:
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            request = reflection_pb2.ServerReflectionRequest(list_services="")
+            async for reply in stub.ServerReflectionInfo(iter([request])):
+                names = {item.name for item in reply.list_services_response.service}
+                break
+            assert "cardtable.rules.v1.RulesService" in names
+            assert "grpc.health.v1.Health" in names
+            rules = rules_pb2_grpc.RulesServiceStub(channel)
+            reply = await rules.ListGames(rules_pb2.ListGamesRequest(), timeout=5)
+            assert len(reply.games) == 4
+    finally:
+        assert service.terminate() == 0
