@@ -126,3 +126,15 @@ async def test_lobby_rules(cluster: Cluster) -> None:
     assert await other.join(table_id) == 0
     await other.leave(table_id)
     assert await other.join(table_id) == 0
+
+
+def test_rotated_keys_still_verify_old_tokens() -> None:
+    from cardtable.table_service.errors import NotAuthenticatedError
+
+    old = TokenCodec("old-signing-key-0123456789abcdef0123456789")
+    new = TokenCodec("new-signing-key-0123456789abcdef0123456789", previous_keys=(old._key,))
+    token = old.issue("alice")
+    assert new.verify(token).player_id == "alice"
+    stranger = TokenCodec("zzz-signing-key-0123456789abcdef0123456789")
+    with pytest.raises(NotAuthenticatedError):
+        stranger.verify(token)

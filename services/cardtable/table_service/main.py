@@ -2,7 +2,8 @@
 
 Run it with ``cardtable-table`` (or ``python -m cardtable.table_service.main``). Settings come
 from the environment and are checked at start-up: ``NATS_URL``, ``RULES_ADDRESS``,
-``TOKEN_SIGNING_KEY`` (at least 32 characters), optionally ``EVENT_PREFIX`` (default
+``TOKEN_SIGNING_KEY`` (at least 32 characters), optionally ``TOKEN_PREVIOUS_KEYS`` (comma-
+separated keys still accepted after a rotation), ``EVENT_PREFIX`` (default
 ``cardtable``: stream ``CARDTABLE_EVENTS``, subjects ``cardtable.table.<id>``), ``GRPC_PORT``,
 ``METRICS_PORT``, ``LOG_LEVEL``.
 """
@@ -75,6 +76,8 @@ class TableServiceSettings:
     nats: NatsSettings
     rules: RulesClientSettings
     token_signing_key: str
+    #: Keys still accepted for verification while tokens signed before a rotation expire.
+    previous_token_keys: tuple[str, ...]
     event_prefix: str
 
     @classmethod
@@ -87,6 +90,11 @@ class TableServiceSettings:
             nats=NatsSettings.read(env),
             rules=RulesClientSettings.read(env),
             token_signing_key=key,
+            previous_token_keys=tuple(
+                part.strip()
+                for part in env.string("TOKEN_PREVIOUS_KEYS", default="").split(",")
+                if part.strip()
+            ),
             event_prefix=env.string("EVENT_PREFIX", default="cardtable"),
         )
 
@@ -149,7 +157,7 @@ async def run(env: Mapping[str, str]) -> None:
             connection.client,
             connection.jetstream,
             GrpcRules(channel),
-            TokenCodec(settings.token_signing_key),
+            TokenCodec(settings.token_signing_key, previous_keys=settings.previous_token_keys),
             EventNames(settings.event_prefix),
         ) as parts:
             await serve(settings.server, [parts.service()], logger=log)
