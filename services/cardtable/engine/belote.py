@@ -90,7 +90,14 @@ from cardtable.engine.facts import (
     TrickWon,
     TrumpChosen,
 )
-from cardtable.engine.game import DEAL_PHASE, OVER_PHASE, GameSpec, GameState
+from cardtable.engine.game import (
+    DEAL_PHASE,
+    OVER_PHASE,
+    GameSpec,
+    GameState,
+    trick_json,
+    tricks_json,
+)
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -608,15 +615,9 @@ class BeloteState(GameState):
             "bids": [{"seat": bidder, "bid": format_action(bid)} for bidder, bid in self.bids],
             "trump": SUIT_LETTERS[self.trump] if self.trump >= 0 else None,
             "taker": self.taker,
-            "trick": [
-                {"seat": (self.leader - position) % PLAYERS, "card": format_card(card)}
-                for position, card in enumerate(self.trick)
-            ],
+            "trick": trick_json(self.leader, self.trick, PLAYERS, direction=-1),
             "leader": self.leader if self._phase == PLAY_PHASE else None,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
             "tricks_won": list(self.tricks_won),
             "team_points": list(self.team_points),
             # Belote is told to the others only when the deal is scored (BeloteScored).
@@ -624,10 +625,7 @@ class BeloteState(GameState):
         }
 
     def clone(self) -> BeloteState:
-        other = BeloteState.__new__(BeloteState)
-        other.__dict__.update(self.__dict__)
-        other.deal_scores = list(self.deal_scores)
-        other.totals = list(self.totals)
+        other = self._shallow_copy()
         other.hands = [list(hand) for hand in self.hands]
         other.stock = list(self.stock)
         other.bids = list(self.bids)
@@ -651,10 +649,7 @@ class BeloteState(GameState):
             "trick": cards_json(self.trick),
             "leader": self.leader,
             "player": self.player,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
         }
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:

@@ -258,8 +258,20 @@ class GameState(ABC):
     def _observation(self, seat: int | None) -> dict[str, Any]: ...
 
     def clone(self) -> Self:
-        """An independent copy, for search: changing it never changes this state."""
+        """An independent copy, for search: changing it never changes this state.
+
+        Games override this with :meth:`_shallow_copy` plus copies of their own lists: a deep
+        copy is several times slower, and search clones a state for every playout.
+        """
         return copy.deepcopy(self)
+
+    def _shallow_copy(self) -> Self:
+        """A copy whose shared bookkeeping lists are its own; the game copies the rest."""
+        other = type(self).__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.deal_scores = list(self.deal_scores)
+        other.totals = list(self.totals)
+        return other
 
     # -- snapshots -------------------------------------------------------------------------
     def to_snapshot(self) -> dict[str, Any]:
@@ -327,6 +339,24 @@ class GameState(ABC):
     @abstractmethod
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         """Set the game's own fields from a snapshot and check the game's invariants."""
+
+
+def trick_json(
+    leader: int, cards: Sequence[Card], players: int, direction: int = 1
+) -> list[dict[str, Any]]:
+    """The trick in progress for an observation: who played which card, in play order."""
+    return [
+        {"seat": (leader + direction * position) % players, "card": card_texts([card])[0]}
+        for position, card in enumerate(cards)
+    ]
+
+
+def tricks_json(tricks: Sequence[tuple[int, Sequence[Card], int]]) -> list[dict[str, Any]]:
+    """Finished tricks ``(leader, cards, winner)`` for observations and snapshots."""
+    return [
+        {"leader": leader, "cards": card_texts(cards), "winner": winner}
+        for leader, cards, winner in tricks
+    ]
 
 
 def next_seat(seat: int, players: int, direction: int = 1) -> int:

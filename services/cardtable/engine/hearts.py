@@ -45,7 +45,15 @@ from cardtable.engine.facts import (
     Fact,
     TrickWon,
 )
-from cardtable.engine.game import DEAL_PHASE, OVER_PHASE, CardSetChoice, GameSpec, GameState
+from cardtable.engine.game import (
+    DEAL_PHASE,
+    OVER_PHASE,
+    CardSetChoice,
+    GameSpec,
+    GameState,
+    trick_json,
+    tricks_json,
+)
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -362,24 +370,15 @@ class HeartsState(GameState):
                 cards_json(self.received[seat]) if own and seat is not None and passes_done else []
             ),
             "passes_chosen": [chosen_cards is not None for chosen_cards in self.passes],
-            "trick": [
-                {"seat": (self.leader + position) % PLAYERS, "card": format_card(card)}
-                for position, card in enumerate(self.trick)
-            ],
+            "trick": trick_json(self.leader, self.trick, PLAYERS),
             "leader": self.leader if self._phase == PLAY_PHASE else None,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
             "hearts_broken": self.hearts_broken,
             "points": list(self.points),
         }
 
     def clone(self) -> HeartsState:
-        other = HeartsState.__new__(HeartsState)
-        other.__dict__.update(self.__dict__)
-        other.deal_scores = list(self.deal_scores)
-        other.totals = list(self.totals)
+        other = self._shallow_copy()
         other.hands = [list(hand) for hand in self.hands]
         other.passes = list(self.passes)
         other.received = list(self.received)
@@ -399,10 +398,7 @@ class HeartsState(GameState):
             "trick": cards_json(self.trick),
             "leader": self.leader,
             "player": self.player,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
             "hearts_broken": self.hearts_broken,
             "points": list(self.points),
         }

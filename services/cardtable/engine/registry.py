@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from cardtable.engine.belote import BELOTE
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameSpec
-from cardtable.engine.belote import BELOTE
 from cardtable.engine.hearts import HEARTS
 from cardtable.engine.three_five_eight import THREE_FIVE_EIGHT
 from cardtable.engine.whist import WHIST

@@ -64,7 +64,15 @@ from cardtable.engine.facts import (
     Fact,
     TrickWon,
 )
-from cardtable.engine.game import DEAL_PHASE, OVER_PHASE, CardSetChoice, GameSpec, GameState
+from cardtable.engine.game import (
+    DEAL_PHASE,
+    OVER_PHASE,
+    CardSetChoice,
+    GameSpec,
+    GameState,
+    trick_json,
+    tricks_json,
+)
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -599,23 +607,14 @@ class ThreeFiveEightState(GameState):
             "exchanges_skipped": [
                 {"creditor": creditor, "count": count} for creditor, count in self.skipped
             ],
-            "trick": [
-                {"seat": (self.leader + position) % PLAYERS, "card": format_card(card)}
-                for position, card in enumerate(self.trick)
-            ],
+            "trick": trick_json(self.leader, self.trick, PLAYERS),
             "leader": self.leader if self._phase == PLAY_PHASE else None,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
             "tricks_won": list(self.tricks_won),
         }
 
     def clone(self) -> ThreeFiveEightState:
-        other = ThreeFiveEightState.__new__(ThreeFiveEightState)
-        other.__dict__.update(self.__dict__)
-        other.deal_scores = list(self.deal_scores)
-        other.totals = list(self.totals)
+        other = self._shallow_copy()
         other.hands = [list(hand) for hand in self.hands]
         other.first_cards = list(self.first_cards)
         other.used = [list(contracts) for contracts in self.used]
@@ -651,10 +650,7 @@ class ThreeFiveEightState(GameState):
             "trick": cards_json(self.trick),
             "leader": self.leader,
             "player": self.player,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
             "tricks_won": list(self.tricks_won),
         }
 

@@ -48,7 +48,14 @@ from cardtable.engine.facts import (
     TrickWon,
     TrumpChosen,
 )
-from cardtable.engine.game import DEAL_PHASE, OVER_PHASE, GameSpec, GameState
+from cardtable.engine.game import (
+    DEAL_PHASE,
+    OVER_PHASE,
+    GameSpec,
+    GameState,
+    trick_json,
+    tricks_json,
+)
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -392,24 +399,15 @@ class WhistState(GameState):
             "trump": "" if self.trump == NO_TRUMP else SUIT_LETTERS[self.trump],
             "bids": list(self.bids),
             "tricks_won": list(self.tricks_won),
-            "trick": [
-                {"seat": (self.leader + position) % self.num_players, "card": format_card(card)}
-                for position, card in enumerate(self.trick)
-            ],
+            "trick": trick_json(self.leader, self.trick, self.num_players),
             "leader": self.leader if self._phase == PLAY_PHASE else None,
-            "tricks": [
-                {"leader": leader, "cards": cards_json(cards), "winner": winner}
-                for leader, cards, winner in self.tricks
-            ],
+            "tricks": tricks_json(self.tricks),
             "exact_streaks": list(self.exact_runs),
             "miss_streaks": list(self.miss_runs),
         }
 
     def clone(self) -> WhistState:
-        other = WhistState.__new__(WhistState)
-        other.__dict__.update(self.__dict__)
-        other.deal_scores = list(self.deal_scores)
-        other.totals = list(self.totals)
+        other = self._shallow_copy()
         other.hands = [list(hand) for hand in self.hands]
         other.bids = list(self.bids)
         other.trick = list(self.trick)
