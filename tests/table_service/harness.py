@@ -14,6 +14,7 @@ from typing import Any
 
 import grpc
 from google.protobuf import json_format
+from prometheus_client import CollectorRegistry
 
 from cardtable.platform.grpc_server import start_server
 from cardtable.platform.nats import NatsConnection, connect_nats
@@ -40,6 +41,7 @@ class Cluster:
     tokens: TokenCodec
     parts: TableServiceParts
     nats: NatsConnection
+    registry: CollectorRegistry
     channels: list[grpc.aio.Channel] = field(default_factory=list)
 
     def stub(self) -> table_pb2_grpc.TableServiceStub:
@@ -73,6 +75,7 @@ async def running_table_service(
     rules_channel = grpc.aio.insecure_channel(rules_address)
     tokens = TokenCodec(SIGNING_KEY)
     names = EventNames(prefix)
+    registry = CollectorRegistry()
     try:
         async with table_service_parts(
             connection.client,
@@ -81,10 +84,17 @@ async def running_table_service(
             tokens,
             names,
             environment,
+            registry=registry,
         ) as parts:
             server = await start_server([parts.service()], port=0, host="127.0.0.1")
             cluster = Cluster(
-                f"127.0.0.1:{server.port}", rules_address, names, tokens, parts, connection
+                f"127.0.0.1:{server.port}",
+                rules_address,
+                names,
+                tokens,
+                parts,
+                connection,
+                registry,
             )
             try:
                 yield cluster

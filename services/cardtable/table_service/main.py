@@ -21,9 +21,11 @@ from dataclasses import dataclass
 import grpc
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
+from prometheus_client import CollectorRegistry
 
 from cardtable.platform.grpc_server import Service, serve
 from cardtable.platform.logging import configure_logging, get_logger
+from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.settings import (
     EnvReader,
@@ -33,10 +35,12 @@ from cardtable.platform.settings import (
     SettingsError,
     load,
 )
+from cardtable.platform.tracing import outgoing_headers
 from cardtable.table_service.application import TableApplication
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.lobby_index import LobbyIndex
+from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.rules_port import GrpcRules, RulesPort
 from cardtable.table_service.servicer import TableServicer
 from cardtable.table_service.store import EventStore
@@ -124,6 +128,7 @@ async def table_service_parts(
     tokens: TokenCodec,
     names: EventNames,
     environment: Environment | None = None,
+    registry: CollectorRegistry | None = None,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
@@ -134,13 +139,16 @@ async def table_service_parts(
 
     async def publish_bot_request(table_id: str, request: events_pb2.BotSeatRequested) -> None:
         payload = events_pb2.Event(bot_seat_requested=request).SerializeToString()
-        await nats_client.publish(names.bot_requests, payload, headers={"Table-Id": table_id})
+        headers = {"Table-Id": table_id, **outgoing_headers()}
+        await nats_client.publish(names.bot_requests, payload, headers=headers)
 
     app = TableApplication(store, rules, environment, index, publish_bot_request)
     timers = TableTimers(app, environment.now)
     timers.start()
     try:
-        yield TableServiceParts(app, TableServicer(app, tokens, nats_client), timers, index)
+        metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
+        servicer = TableServicer(app, tokens, nats_client, metrics)
+        yield TableServiceParts(app, servicer, timers, index)
     finally:
         await timers.stop()
         await index.stop()
@@ -152,6 +160,7 @@ async def run(env: Mapping[str, str]) -> None:
     log = get_logger("cardtable.table")
     connection = await connect_nats(settings.nats.url, name="table-service", logger=log)
     channel = grpc.aio.insecure_channel(settings.rules.address)
+    registry = new_registry()
     try:
         async with table_service_parts(
             connection.client,
@@ -159,8 +168,9 @@ async def run(env: Mapping[str, str]) -> None:
             GrpcRules(channel),
             TokenCodec(settings.token_signing_key, previous_keys=settings.previous_token_keys),
             EventNames(settings.event_prefix),
+            registry=registry,
         ) as parts:
-            await serve(settings.server, [parts.service()], logger=log)
+            await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:
         await channel.close(None)
         await connection.close()

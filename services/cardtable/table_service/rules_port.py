@@ -14,6 +14,7 @@ from typing import Protocol, TypeVar
 import grpc
 
 from cardtable.engine.errors import IllegalAction, InvalidInput
+from cardtable.platform.tracing import outgoing_metadata
 from cardtable.rules_service import servicer as local
 from cardtable.table_service.errors import (
     BadRequestError,
@@ -48,7 +49,9 @@ class GrpcRules:
 
     async def _call(self, method: Callable[..., object], request: object) -> object:
         try:
-            return await method(request, timeout=self._timeout)  # type: ignore[misc]
+            return await method(  # type: ignore[misc]
+                request, timeout=self._timeout, metadata=outgoing_metadata()
+            )
         except grpc.aio.AioRpcError as error:
             raise _translate(error) from None
 

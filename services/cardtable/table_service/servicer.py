@@ -18,6 +18,7 @@ from nats.aio.client import Client as NatsClient
 
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
+from cardtable.platform.tracing import context_from_metadata, current
 from cardtable.table_service.application import (
     Outcome,
     TableApplication,
@@ -37,6 +38,7 @@ from cardtable.table_service.errors import (
     TableNotFoundError,
 )
 from cardtable.table_service.lobby_index import TableSummary
+from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -62,12 +64,21 @@ _STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
 }
 
 
-async def guarded(context: Context, work: Callable[[], Awaitable[Reply]]) -> Reply:
-    """Run ``work`` and turn the table service's typed errors into their status codes."""
-    try:
-        return await work()
-    except TableError as error:
-        await context.abort(_STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error))
+async def guarded(
+    context: Context,
+    work: Callable[[], Awaitable[Reply]],
+    metrics: TableMetrics | None = None,
+    method: str = "",
+) -> Reply:
+    """Run ``work`` in the caller's trace context; typed errors become their status codes."""
+    with current(context_from_metadata(context.invocation_metadata())):
+        try:
+            return await work()
+        except TableError as error:
+            if metrics is not None:
+                metrics.rejected(method, error)
+            code = _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL)
+            await context.abort(code, str(error))
     raise AssertionError("context.abort always raises")  # pragma: no cover
 
 
@@ -95,10 +106,17 @@ def _page(token: str) -> int:
 class TableServicer(table_pb2_grpc.TableServiceServicer):
     """Thin: every rule question goes through the application to the rules service."""
 
-    def __init__(self, app: TableApplication, tokens: TokenCodec, nats: NatsClient | None) -> None:
+    def __init__(
+        self,
+        app: TableApplication,
+        tokens: TokenCodec,
+        nats: NatsClient | None,
+        metrics: TableMetrics | None = None,
+    ) -> None:
         self._app = app
         self._tokens = tokens
         self._nats = nats
+        self._metrics = metrics
 
     def _principal(self, context: Context) -> Principal:
         return self._tokens.verify(bearer_token(context.invocation_metadata()))
@@ -129,7 +147,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 table_id=outcome.table.state.table_id, version=outcome.table.state.version
             )
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "CreateTable")
 
     async def ListTables(
         self, request: table_pb2.ListTablesRequest, context: Context
@@ -157,7 +175,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 tables=[_summary_message(summary) for summary in page], next_page_token=next_token
             )
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "ListTables")
 
     async def JoinTable(
         self, request: table_pb2.JoinTableRequest, context: Context
@@ -175,7 +193,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 seat=_own_seat(outcome, principal), version=outcome.table.state.version
             )
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "JoinTable")
 
     async def QuickSeat(
         self, request: table_pb2.QuickSeatRequest, context: Context
@@ -226,7 +244,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 version=outcome.table.state.version,
             )
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "QuickSeat")
 
     async def LeaveTable(
         self, request: table_pb2.LeaveTableRequest, context: Context
@@ -240,7 +258,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             )
             return table_pb2.LeaveTableResponse(version=outcome.table.state.version)
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "LeaveTable")
 
     async def StartGame(
         self, request: table_pb2.StartGameRequest, context: Context
@@ -254,7 +272,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             )
             return table_pb2.StartGameResponse(version=outcome.table.state.version)
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "StartGame")
 
     async def Rematch(
         self, request: table_pb2.RematchRequest, context: Context
@@ -266,7 +284,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             )
             return table_pb2.RematchResponse(table_id=new_table_id)
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "Rematch")
 
     # -- play ---------------------------------------------------------------------------------
     async def MakeMove(
@@ -286,9 +304,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
             outcome = await self._app.execute(table_id, request.command_id, decide)
             table = outcome.table
+            if self._metrics is not None and not outcome.already_applied:
+                self._metrics.moves.labels(table.state.game).inc()
             return table_pb2.MakeMoveResponse(version=table.state.version, status=table.game_status)
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "MakeMove")
 
     # -- views --------------------------------------------------------------------------------
     async def _viewer_seat(self, table: Table, seat: int | None, context: Context) -> int | None:
@@ -327,7 +347,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 reply.game_status.CopyFrom(view.status)
             return reply
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "GetTable")
 
     async def WatchTable(
         self, request: table_pb2.WatchTableRequest, context: Context
@@ -412,7 +432,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             record = record_from_batches(table_id, batches)
             return table_pb2.GetGameRecordResponse(record_json=dumps_record(record))
 
-        return await guarded(context, work)
+        return await guarded(context, work, self._metrics, "GetGameRecord")
 
 
 def _own_seat(outcome: Outcome, principal: Principal) -> int:

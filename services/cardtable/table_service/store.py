@@ -16,6 +16,7 @@ import nats.errors
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, NotFoundError
 
+from cardtable.platform.tracing import outgoing_headers
 from cardtable_api.events.v1 import events_pb2
 
 SCHEMA_VERSION = 1
@@ -85,6 +86,8 @@ class EventStore:
             "Nats-Msg-Id": f"{table_id}:{batch.command_id}",
             "Nats-Expected-Last-Subject-Sequence": str(expected_sequence),
             "Cardtable-Schema": str(SCHEMA_VERSION),
+            # the move's trace context travels with its events to every projection
+            **outgoing_headers(),
         }
         payload = batch.SerializeToString()
         try:
