@@ -111,3 +111,23 @@ async def test_same_command_id_on_two_tables_is_two_commands(cluster: Cluster) -
     for table_id in (first, second):
         seats = (await host.view(table_id, None)).seats
         assert seats[0].player_id == "host"
+
+
+async def test_views_racing_moves_never_fold_a_batch_twice(cluster: Cluster) -> None:
+    """GetTable calls overlapping MakeMove calls on one table: each move counts once."""
+    table_id, players = await _hearts_table(cluster)
+    rng = random.Random(9)
+    moves = 0
+    for _ in range(30):
+        summary = await players[0].view(table_id, None)
+        seat = rng.choice(list(summary.game_status.to_act))
+        view = view_dict(await players[seat].view(table_id, seat))
+        spectators = [players[0].view(table_id, None) for _ in range(8)]
+        results = await asyncio.gather(
+            players[seat].move(table_id, seat, pick_action(view, rng)), *spectators
+        )
+        assert results[0].version > 0
+        moves += 1
+    table = await cluster.parts.app.read(table_id)
+    assert table.state.turn == moves
+    assert table.state.version == len(await _log(cluster, table_id))

@@ -124,6 +124,12 @@ class TableApplication:
         self._remember(table)
         return table
 
+    async def read(self, table_id: str) -> Table:
+        """The table brought up to date, for a view: under the table's lock, so a view never
+        folds a batch while a command of this replica is appending the same one."""
+        async with self._lock(table_id):
+            return await self.load(table_id, refresh=True)
+
     def _remember(self, table: Table) -> None:
         self._cache[table.state.table_id] = table
         self._cache.move_to_end(table.state.table_id)
@@ -248,7 +254,7 @@ class TableApplication:
 
     async def rematch(self, table_id: str, command_id: str, principal: Principal) -> str:
         """A new table with the same game, settings and seats; its game starts at once."""
-        old = await self.load(table_id, refresh=True)
+        old = await self.read(table_id)
         state = old.state
         if state.status != FINISHED:
             raise RuleViolationError("a rematch needs a finished game")
@@ -304,12 +310,14 @@ class TableApplication:
     def is_cached(self, table_id: str) -> bool:
         return table_id in self._cache
 
-    async def history(self, table_id: str, after_version: int = 0) -> list[StoredBatch]:
-        """The table's batches after a version (for watch streams and records)."""
+    async def history(
+        self, table_id: str, after_version: int = 0, after_sequence: int = 0
+    ) -> list[StoredBatch]:
+        """The table's batches after a version, reading the log after ``after_sequence``."""
         try:
             return [
                 stored
-                async for stored in self.store.read(table_id)
+                async for stored in self.store.read(table_id, after_sequence)
                 if stored.batch.table_version > after_version
             ]
         except (nats.errors.Error, APIError, TimeoutError) as error:

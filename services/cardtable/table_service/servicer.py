@@ -327,7 +327,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.GetTableRequest, context: Context
     ) -> table_pb2.GetTableResponse:
         async def work() -> table_pb2.GetTableResponse:
-            table = await self._app.load(check_table_id(request.table_id), refresh=True)
+            table = await self._app.read(check_table_id(request.table_id))
             seat = await self._viewer_seat(
                 table, request.seat if request.HasField("seat") else None, context
             )
@@ -355,7 +355,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """History after ``from_version``, then each new batch as it lands, redacted."""
         try:
             table_id = check_table_id(request.table_id)
-            table = await self._app.load(table_id, refresh=True)
+            table = await self._app.read(table_id)
             seat = await self._viewer_seat(
                 table, request.seat if request.HasField("seat") else None, context
             )
@@ -376,11 +376,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 self._app.store.subject(table_id), cb=on_message
             )
         sent = request.from_version
+        read_from = 0  # stream sequence up to which the log has been read
         try:
+            backlog = True
             while True:
-                for stored in await self._app.history(table_id, sent):
-                    yield await self._redacted(table_id, stored.batch, seat, principal)
-                    sent = stored.batch.table_version
+                if backlog:  # the start, or a gap in the live messages: read the log
+                    for stored in await self._app.history(table_id, sent, read_from):
+                        yield await self._redacted(table_id, stored.batch, seat, principal)
+                        sent, read_from = stored.batch.table_version, stored.sequence
+                    backlog = False
                 if subscription is None:
                     return
                 batch = await queue.get()
@@ -389,7 +393,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 if batch.table_version == sent + 1:
                     yield await self._redacted(table_id, batch, seat, principal)
                     sent = batch.table_version
-                # a gap: the loop reads the missing batches from the log
+                else:
+                    backlog = True
         except TableError as error:
             await context.abort(
                 _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error)
@@ -425,7 +430,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.GetGameRecordResponse:
         async def work() -> table_pb2.GetGameRecordResponse:
             table_id = check_table_id(request.table_id)
-            table = await self._app.load(table_id, refresh=True)
+            table = await self._app.read(table_id)
             if table.state.status != FINISHED:
                 raise RuleViolationError("the game is not over: its record would show hidden cards")
             batches = [stored.batch for stored in await self._app.history(table_id)]

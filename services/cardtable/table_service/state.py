@@ -222,7 +222,13 @@ _HANDLERS: dict[str, Callable[[TableState, object, float], None]] = {
 
 
 def apply_batch(state: TableState, batch: events_pb2.EventBatch, sequence: int) -> TableState:
-    """Fold one batch into ``state`` (in place) and return it."""
+    """Fold one batch into ``state`` (in place) and return it.
+
+    A batch at or below the state's version is already folded in: folding it again would
+    count its moves twice, so it is ignored.
+    """
+    if batch.table_version and batch.table_version <= state.version:
+        return state
     at = _timestamp(batch.occurred_at)
     for event in batch.events:
         which = event.WhichOneof("body")

@@ -109,7 +109,7 @@ class TableTimers:
 
     async def fire(self, table_id: str) -> None:
         """Fire whatever is due at ``table_id`` now (a timeout or the fill)."""
-        table = await self._app.load(table_id, refresh=True)
+        table = await self._app.read(table_id)
         state = table.state
         decider = self._app.decider
         if state.status == OPEN and state.settings.fill_with_bots:
