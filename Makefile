@@ -56,7 +56,7 @@ bench-engine: install
 
 ## Re-pin every dependency to what is installed now (after changing pyproject.toml).
 lock:
-	$(PY) -m pip freeze --exclude-editable | grep -v '^cardtable' > constraints.txt
+	$(PY) -m pip freeze --all --exclude-editable | grep -v -e '^cardtable' -e '^pip==' > constraints.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

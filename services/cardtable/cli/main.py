@@ -347,6 +347,49 @@ def cmd_bench_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from cardtable.bots.tournament import run_tournament
+
+    console = Console(stderr=True)
+    seats = [name.strip() for name in args.seats.split(",") if name.strip()]
+    try:
+        with _progress(console) as progress:
+            task = progress.add_task(f"{args.game}: {' vs '.join(seats)}", total=None)
+            report = run_tournament(
+                args.game,
+                seats,
+                args.games,
+                args.seed,
+                options=_options(args.option),
+                strategy_options={"search": {"budget_ms": args.budget_ms}},
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+    except ValueError as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    table = Table(title=f"{report['game']}: {report['games']} games, {report['boards']} boards")
+    for column in ("strategy", "mean score", "win rate", "advantage/game", "95% CI"):
+        table.add_column(column, justify="right")
+    for name in dict.fromkeys(report["seats"]):
+        row = report[name]
+        low, high = row["ci95"]
+        table.add_row(
+            name,
+            f"{row['mean_score']:.2f}",
+            f"{row['win_rate']:.1%}",
+            f"{row['advantage']:+.2f}",
+            f"[{low:+.2f}, {high:+.2f}]",
+        )
+    Console().print(table)
+    Console().print(
+        f"{report['seconds']} s; advantage: own score minus the other seats', higher is better"
+    )
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from cardtable.stack.run import run_stack
 
@@ -427,6 +470,18 @@ def build_parser() -> argparse.ArgumentParser:
     table_bench_parser.add_argument("--seconds", type=float, default=15.0)
     table_bench_parser.add_argument("--json-out", help="also write the results to this file")
     table_bench_parser.set_defaults(handler=cmd_bench_table)
+
+    tour = commands.add_parser(
+        "tournament", help="duplicate tournament between bot strategies, engine only"
+    )
+    tour.add_argument("--game", required=True, choices=games)
+    tour.add_argument("--seats", required=True, help="a strategy per seat: random, rules or search")
+    tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
+    tour.add_argument("--seed", type=int, default=1)
+    tour.add_argument("--budget-ms", type=float, default=200.0, help="search time per move")
+    tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    tour.add_argument("--json", action="store_true", help="print one JSON object")
+    tour.set_defaults(handler=cmd_tournament)
 
     run = commands.add_parser("run", help="run the whole system locally until Ctrl-C")
     run.add_argument("--log-dir", default=".run/logs", help="where the services write their logs")

@@ -227,6 +227,8 @@ class GameState(ABC):
             "game": self.spec.name,
             "players": self.num_players,
             "seat": seat,
+            # The table's options are public, and a bot needs them to simulate the right rules.
+            "options": options_to_dict(self.options),
             "phase": self.phase,
             "deal_number": self.deal_number,
             "dealer": self.dealer,

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"cardtable/scoring/v1/scoring.proto\x12\x14\x63\x61rdtable.scoring.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"R\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\r\"L\n\x15GetLeaderboardRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"j\n\x16GetLeaderboardResponse\x12\x37\n\x07\x65ntries\x18\x01 \x03(\x0b\x32&.cardtable.scoring.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"w\n\x0cRatingChange\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0e\n\x06\x62\x65\x66ore\x18\x02 \x01(\x01\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\x01\x12\x0e\n\x06\x63hange\x18\x04 \x01(\x01\x12&\n\x02\x61t\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"p\n\x0cPlayerRating\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0e\n\x06rating\x18\x02 \x01(\x01\x12\r\n\x05games\x18\x03 \x01(\r\x12\x33\n\x07history\x18\x04 \x03(\x0b\x32\".cardtable.scoring.v1.RatingChange\":\n\x17GetPlayerRatingsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\"O\n\x18GetPlayerRatingsResponse\x12\x33\n\x07ratings\x18\x01 \x03(\x0b\x32\".cardtable.scoring.v1.PlayerRating\"c\n\nDealResult\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\r\x12\x10\n\x08\x63ontract\x18\x03 \x01(\t\x12\x0e\n\x06scores\x18\x04 \x03(\x03\x12\x0e\n\x06totals\x18\x05 \x03(\x03\"(\n\x14GetGameResultRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\xc6\x01\n\x15GetGameResultResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x12\n\nplayer_ids\x18\x03 \x03(\t\x12/\n\x05\x64\x65\x61ls\x18\x04 \x03(\x0b\x32 .cardtable.scoring.v1.DealResult\x12\x0e\n\x06totals\x18\x05 \x03(\x03\x12\x0e\n\x06places\x18\x06 \x03(\r\x12\x16\n\x0erating_changes\x18\x07 \x03(\x01\x12\x10\n\x08\x66inished\x18\x08 \x01(\x08\"\xa1\x01\n\x0bGameSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\r\n\x05place\x18\x04 \x01(\r\x12\r\n\x05total\x18\x05 \x01(\x03\x12\x15\n\rrating_change\x18\x06 \x01(\x01\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"R\n\x16ListPlayerGamesRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"d\n\x17ListPlayerGamesResponse\x12\x30\n\x05games\x18\x01 \x03(\x0b\x32!.cardtable.scoring.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xca\x03\n\x0eScoringService\x12k\n\x0eGetLeaderboard\x12+.cardtable.scoring.v1.GetLeaderboardRequest\x1a,.cardtable.scoring.v1.GetLeaderboardResponse\x12q\n\x10GetPlayerRatings\x12-.cardtable.scoring.v1.GetPlayerRatingsRequest\x1a..cardtable.scoring.v1.GetPlayerRatingsResponse\x12h\n\rGetGameResult\x12*.cardtable.scoring.v1.GetGameResultRequest\x1a+.cardtable.scoring.v1.GetGameResultResponse\x12n\n\x0fListPlayerGames\x12,.cardtable.scoring.v1.ListPlayerGamesRequest\x1a-.cardtable.scoring.v1.ListPlayerGamesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"cardtable/scoring/v1/scoring.proto\x12\x14\x63\x61rdtable.scoring.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"u\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\r\n\x05games\x18\x04 \x01(\r\x12\x14\n\x0c\x64isplay_name\x18\x05 \x01(\t\x12\x0b\n\x03\x62ot\x18\x06 \x01(\x08\"L\n\x15GetLeaderboardRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"j\n\x16GetLeaderboardResponse\x12\x37\n\x07\x65ntries\x18\x01 \x03(\x0b\x32&.cardtable.scoring.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x9f\x01\n\x0cRatingChange\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0e\n\x06\x62\x65\x66ore\x18\x02 \x01(\x01\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\x01\x12\x0e\n\x06\x63hange\x18\x04 \x01(\x01\x12&\n\x02\x61t\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04seat\x18\x06 \x01(\r\x12\x18\n\x10leaver_deduction\x18\x07 \x01(\x01\"p\n\x0cPlayerRating\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0e\n\x06rating\x18\x02 \x01(\x01\x12\r\n\x05games\x18\x03 \x01(\r\x12\x33\n\x07history\x18\x04 \x03(\x0b\x32\".cardtable.scoring.v1.RatingChange\"Q\n\x17GetPlayerRatingsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x15\n\rhistory_limit\x18\x03 \x01(\r\"O\n\x18GetPlayerRatingsResponse\x12\x33\n\x07ratings\x18\x01 \x03(\x0b\x32\".cardtable.scoring.v1.PlayerRating\"c\n\nDealResult\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\r\x12\x10\n\x08\x63ontract\x18\x03 \x01(\t\x12\x0e\n\x06scores\x18\x04 \x03(\x03\x12\x0e\n\x06totals\x18\x05 \x03(\x03\"(\n\x14GetGameResultRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\xe6\x02\n\x15GetGameResultResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x12\n\nplayer_ids\x18\x03 \x03(\t\x12/\n\x05\x64\x65\x61ls\x18\x04 \x03(\x0b\x32 .cardtable.scoring.v1.DealResult\x12\x0e\n\x06totals\x18\x05 \x03(\x03\x12\x0e\n\x06places\x18\x06 \x03(\r\x12\x16\n\x0erating_changes\x18\x07 \x03(\x01\x12\x10\n\x08\x66inished\x18\x08 \x01(\x08\x12.\n\nstarted_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x65nded_early\x18\x0b \x01(\x08\x12\x12\n\nend_reason\x18\x0c \x01(\t\x12\x14\n\x0c\x64isconnected\x18\r \x03(\x08\"\xe3\x01\n\x0bGameSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\r\n\x05place\x18\x04 \x01(\r\x12\r\n\x05total\x18\x05 \x01(\x03\x12\x15\n\rrating_change\x18\x06 \x01(\x01\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x66inished\x18\x08 \x01(\x08\x12.\n\nstarted_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"R\n\x16ListPlayerGamesRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"d\n\x17ListPlayerGamesResponse\x12\x30\n\x05games\x18\x01 \x03(\x0b\x32!.cardtable.scoring.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x1c\n\x1aGetProjectionStatusRequest\"L\n\x1bGetProjectionStatusResponse\x12\x17\n\x0fstream_sequence\x18\x01 \x01(\x04\x12\x14\n\x0c\x64\x65\x61\x64_letters\x18\x02 \x01(\x04\x32\xc6\x04\n\x0eScoringService\x12k\n\x0eGetLeaderboard\x12+.cardtable.scoring.v1.GetLeaderboardRequest\x1a,.cardtable.scoring.v1.GetLeaderboardResponse\x12q\n\x10GetPlayerRatings\x12-.cardtable.scoring.v1.GetPlayerRatingsRequest\x1a..cardtable.scoring.v1.GetPlayerRatingsResponse\x12h\n\rGetGameResult\x12*.cardtable.scoring.v1.GetGameResultRequest\x1a+.cardtable.scoring.v1.GetGameResultResponse\x12n\n\x0fListPlayerGames\x12,.cardtable.scoring.v1.ListPlayerGamesRequest\x1a-.cardtable.scoring.v1.ListPlayerGamesResponse\x12z\n\x13GetProjectionStatus\x12\x30.cardtable.scoring.v1.GetProjectionStatusRequest\x1a\x31.cardtable.scoring.v1.GetProjectionStatusResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,31 +33,35 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardtable.scoring.v1.scorin
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_LEADERBOARDENTRY']._serialized_start=93
-  _globals['_LEADERBOARDENTRY']._serialized_end=175
-  _globals['_GETLEADERBOARDREQUEST']._serialized_start=177
-  _globals['_GETLEADERBOARDREQUEST']._serialized_end=253
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=255
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=361
-  _globals['_RATINGCHANGE']._serialized_start=363
-  _globals['_RATINGCHANGE']._serialized_end=482
-  _globals['_PLAYERRATING']._serialized_start=484
-  _globals['_PLAYERRATING']._serialized_end=596
-  _globals['_GETPLAYERRATINGSREQUEST']._serialized_start=598
-  _globals['_GETPLAYERRATINGSREQUEST']._serialized_end=656
-  _globals['_GETPLAYERRATINGSRESPONSE']._serialized_start=658
-  _globals['_GETPLAYERRATINGSRESPONSE']._serialized_end=737
-  _globals['_DEALRESULT']._serialized_start=739
-  _globals['_DEALRESULT']._serialized_end=838
-  _globals['_GETGAMERESULTREQUEST']._serialized_start=840
-  _globals['_GETGAMERESULTREQUEST']._serialized_end=880
-  _globals['_GETGAMERESULTRESPONSE']._serialized_start=883
-  _globals['_GETGAMERESULTRESPONSE']._serialized_end=1081
-  _globals['_GAMESUMMARY']._serialized_start=1084
-  _globals['_GAMESUMMARY']._serialized_end=1245
-  _globals['_LISTPLAYERGAMESREQUEST']._serialized_start=1247
-  _globals['_LISTPLAYERGAMESREQUEST']._serialized_end=1329
-  _globals['_LISTPLAYERGAMESRESPONSE']._serialized_start=1331
-  _globals['_LISTPLAYERGAMESRESPONSE']._serialized_end=1431
-  _globals['_SCORINGSERVICE']._serialized_start=1434
-  _globals['_SCORINGSERVICE']._serialized_end=1892
+  _globals['_LEADERBOARDENTRY']._serialized_end=210
+  _globals['_GETLEADERBOARDREQUEST']._serialized_start=212
+  _globals['_GETLEADERBOARDREQUEST']._serialized_end=288
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=290
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=396
+  _globals['_RATINGCHANGE']._serialized_start=399
+  _globals['_RATINGCHANGE']._serialized_end=558
+  _globals['_PLAYERRATING']._serialized_start=560
+  _globals['_PLAYERRATING']._serialized_end=672
+  _globals['_GETPLAYERRATINGSREQUEST']._serialized_start=674
+  _globals['_GETPLAYERRATINGSREQUEST']._serialized_end=755
+  _globals['_GETPLAYERRATINGSRESPONSE']._serialized_start=757
+  _globals['_GETPLAYERRATINGSRESPONSE']._serialized_end=836
+  _globals['_DEALRESULT']._serialized_start=838
+  _globals['_DEALRESULT']._serialized_end=937
+  _globals['_GETGAMERESULTREQUEST']._serialized_start=939
+  _globals['_GETGAMERESULTREQUEST']._serialized_end=979
+  _globals['_GETGAMERESULTRESPONSE']._serialized_start=982
+  _globals['_GETGAMERESULTRESPONSE']._serialized_end=1340
+  _globals['_GAMESUMMARY']._serialized_start=1343
+  _globals['_GAMESUMMARY']._serialized_end=1570
+  _globals['_LISTPLAYERGAMESREQUEST']._serialized_start=1572
+  _globals['_LISTPLAYERGAMESREQUEST']._serialized_end=1654
+  _globals['_LISTPLAYERGAMESRESPONSE']._serialized_start=1656
+  _globals['_LISTPLAYERGAMESRESPONSE']._serialized_end=1756
+  _globals['_GETPROJECTIONSTATUSREQUEST']._serialized_start=1758
+  _globals['_GETPROJECTIONSTATUSREQUEST']._serialized_end=1786
+  _globals['_GETPROJECTIONSTATUSRESPONSE']._serialized_start=1788
+  _globals['_GETPROJECTIONSTATUSRESPONSE']._serialized_end=1864
+  _globals['_SCORINGSERVICE']._serialized_start=1867
+  _globals['_SCORINGSERVICE']._serialized_end=2449
 # @@protoc_insertion_point(module_scope)

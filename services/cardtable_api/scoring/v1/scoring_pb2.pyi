@@ -27,10 +27,17 @@ class LeaderboardEntry(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
+    """Competition ranking: equal ratings share a rank (1, 2, 2, 4)."""
     player_id: _builtins.str
     rating: _builtins.float
     games: _builtins.int
+    display_name: _builtins.str
+    """The name last shown at a table."""
+    bot: _builtins.bool
+    """A computer player (bots are rated like people)."""
     def __init__(
         self,
         *,
@@ -38,10 +45,12 @@ class LeaderboardEntry(_message.Message):
         player_id: _builtins.str = ...,
         rating: _builtins.float = ...,
         games: _builtins.int = ...,
+        display_name: _builtins.str = ...,
+        bot: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "player_id", b"player_id", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "display_name", b"display_name", "games", b"games", "player_id", b"player_id", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -56,7 +65,9 @@ class GetLeaderboardRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     page_size: _builtins.int
+    """0 for the default (50); at most 500."""
     page_token: _builtins.str
+    """From a previous response's `next_page_token`; empty for the first page."""
     def __init__(
         self,
         *,
@@ -79,6 +90,7 @@ class GetLeaderboardResponse(_message.Message):
     ENTRIES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
+    """Empty on the last page."""
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]: ...
     def __init__(
@@ -104,10 +116,15 @@ class RatingChange(_message.Message):
     AFTER_FIELD_NUMBER: _builtins.int
     CHANGE_FIELD_NUMBER: _builtins.int
     AT_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    LEAVER_DEDUCTION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     before: _builtins.float
     after: _builtins.float
     change: _builtins.float
+    seat: _builtins.int
+    leaver_deduction: _builtins.float
+    """The part of `change` taken for leaving before the end (0 when the player stayed)."""
     @_builtins.property
     def at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -118,10 +135,12 @@ class RatingChange(_message.Message):
         after: _builtins.float = ...,
         change: _builtins.float = ...,
         at: _timestamp_pb2.Timestamp | None = ...,
+        seat: _builtins.int = ...,
+        leaver_deduction: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "at", b"at", "before", b"before", "change", b"change", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "at", b"at", "before", b"before", "change", b"change", "leaver_deduction", b"leaver_deduction", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -139,7 +158,9 @@ class PlayerRating(_message.Message):
     rating: _builtins.float
     games: _builtins.int
     @_builtins.property
-    def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___RatingChange]: ...
+    def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___RatingChange]:
+        """Newest first, at most the request's `history_limit`."""
+
     def __init__(
         self,
         *,
@@ -162,18 +183,22 @@ class GetPlayerRatingsRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    HISTORY_LIMIT_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     game: _builtins.str
     """Empty for every game."""
+    history_limit: _builtins.int
+    """Most rating changes returned per game; 0 for the default (100), at most 1000."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         game: _builtins.str = ...,
+        history_limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "history_limit", b"history_limit", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -213,7 +238,9 @@ class DealResult(_message.Message):
     contract: _builtins.str
     """Contract, bids or trump, as text ("trump H", "bids 1 0 2 1", "contract NT by 1")."""
     @_builtins.property
-    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Empty while the deal is being played."""
+
     @_builtins.property
     def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
@@ -264,11 +291,21 @@ class GetGameResultResponse(_message.Message):
     PLACES_FIELD_NUMBER: _builtins.int
     RATING_CHANGES_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_EARLY_FIELD_NUMBER: _builtins.int
+    END_REASON_FIELD_NUMBER: _builtins.int
+    DISCONNECTED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     finished: _builtins.bool
+    ended_early: _builtins.bool
+    """Ended under a rule such as Whist's "everyone else left" (`end_reason`)."""
+    end_reason: _builtins.str
     @_builtins.property
-    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The player rated for each seat: whoever sat there when the game started."""
+
     @_builtins.property
     def deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___DealResult]: ...
     @_builtins.property
@@ -277,6 +314,14 @@ class GetGameResultResponse(_message.Message):
     def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def rating_changes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    @_builtins.property
+    def started_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def finished_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def disconnected(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
+        """Per seat: the player left before the end and was still away at the end."""
+
     def __init__(
         self,
         *,
@@ -288,10 +333,15 @@ class GetGameResultResponse(_message.Message):
         places: _abc.Iterable[_builtins.int] | None = ...,
         rating_changes: _abc.Iterable[_builtins.float] | None = ...,
         finished: _builtins.bool = ...,
+        started_at: _timestamp_pb2.Timestamp | None = ...,
+        finished_at: _timestamp_pb2.Timestamp | None = ...,
+        ended_early: _builtins.bool = ...,
+        end_reason: _builtins.str = ...,
+        disconnected: _abc.Iterable[_builtins.bool] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "finished", b"finished", "game", b"game", "places", b"places", "player_ids", b"player_ids", "rating_changes", b"rating_changes", "table_id", b"table_id", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "disconnected", b"disconnected", "end_reason", b"end_reason", "ended_early", b"ended_early", "finished", b"finished", "finished_at", b"finished_at", "game", b"game", "places", b"places", "player_ids", b"player_ids", "rating_changes", b"rating_changes", "started_at", b"started_at", "table_id", b"table_id", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -308,14 +358,20 @@ class GameSummary(_message.Message):
     TOTAL_FIELD_NUMBER: _builtins.int
     RATING_CHANGE_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     seat: _builtins.int
     place: _builtins.int
+    """0 while the game is running."""
     total: _builtins.int
     rating_change: _builtins.float
+    finished: _builtins.bool
     @_builtins.property
     def finished_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def started_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
@@ -326,10 +382,12 @@ class GameSummary(_message.Message):
         total: _builtins.int = ...,
         rating_change: _builtins.float = ...,
         finished_at: _timestamp_pb2.Timestamp | None = ...,
+        finished: _builtins.bool = ...,
+        started_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game", b"game", "place", b"place", "rating_change", b"rating_change", "seat", b"seat", "table_id", b"table_id", "total", b"total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "finished_at", b"finished_at", "game", b"game", "place", b"place", "rating_change", b"rating_change", "seat", b"seat", "started_at", b"started_at", "table_id", b"table_id", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -344,6 +402,7 @@ class ListPlayerGamesRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     page_size: _builtins.int
+    """0 for the default (20); at most 200."""
     page_token: _builtins.str
     def __init__(
         self,
@@ -368,7 +427,9 @@ class ListPlayerGamesResponse(_message.Message):
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     @_builtins.property
-    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameSummary]: ...
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameSummary]:
+        """Most recently started first; running games included."""
+
     def __init__(
         self,
         *,
@@ -382,3 +443,42 @@ class ListPlayerGamesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListPlayerGamesResponse: _TypeAlias = ListPlayerGamesResponse  # noqa: Y015
+
+@_typing.final
+class GetProjectionStatusRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProjectionStatusRequest: _TypeAlias = GetProjectionStatusRequest  # noqa: Y015
+
+@_typing.final
+class GetProjectionStatusResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STREAM_SEQUENCE_FIELD_NUMBER: _builtins.int
+    DEAD_LETTERS_FIELD_NUMBER: _builtins.int
+    stream_sequence: _builtins.int
+    """The stream sequence of the last event batch committed to the projection."""
+    dead_letters: _builtins.int
+    """Messages that could not be projected (malformed, unknown schema version)."""
+    def __init__(
+        self,
+        *,
+        stream_sequence: _builtins.int = ...,
+        dead_letters: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters", "stream_sequence", b"stream_sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProjectionStatusResponse: _TypeAlias = GetProjectionStatusResponse  # noqa: Y015

@@ -55,6 +55,11 @@ class ScoringServiceStub:
                 request_serializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.ListPlayerGamesRequest.SerializeToString,
                 response_deserializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.ListPlayerGamesResponse.FromString,
                 _registered_method=True)
+        self.GetProjectionStatus = channel.unary_unary(
+                '/cardtable.scoring.v1.ScoringService/GetProjectionStatus',
+                request_serializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.GetProjectionStatusRequest.SerializeToString,
+                response_deserializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.GetProjectionStatusResponse.FromString,
+                _registered_method=True)
 
 
 class ScoringServiceServicer:
@@ -85,6 +90,13 @@ class ScoringServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetProjectionStatus(self, request, context):
+        """How far the projection has read the event log, and how many messages it set aside.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScoringServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -107,6 +119,11 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.ListPlayerGames,
                     request_deserializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.ListPlayerGamesRequest.FromString,
                     response_serializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.ListPlayerGamesResponse.SerializeToString,
+            ),
+            'GetProjectionStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetProjectionStatus,
+                    request_deserializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.GetProjectionStatusRequest.FromString,
+                    response_serializer=cardtable_dot_scoring_dot_v1_dot_scoring__pb2.GetProjectionStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -218,6 +235,33 @@ class ScoringService:
             '/cardtable.scoring.v1.ScoringService/ListPlayerGames',
             cardtable_dot_scoring_dot_v1_dot_scoring__pb2.ListPlayerGamesRequest.SerializeToString,
             cardtable_dot_scoring_dot_v1_dot_scoring__pb2.ListPlayerGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetProjectionStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardtable.scoring.v1.ScoringService/GetProjectionStatus',
+            cardtable_dot_scoring_dot_v1_dot_scoring__pb2.GetProjectionStatusRequest.SerializeToString,
+            cardtable_dot_scoring_dot_v1_dot_scoring__pb2.GetProjectionStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

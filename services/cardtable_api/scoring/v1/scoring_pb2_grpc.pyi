@@ -37,6 +37,8 @@ class ScoringServiceStub:
     GetPlayerRatings: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerRatingsRequest, _scoring_pb2.GetPlayerRatingsResponse]
     GetGameResult: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetGameResultRequest, _scoring_pb2.GetGameResultResponse]
     ListPlayerGames: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ListPlayerGamesRequest, _scoring_pb2.ListPlayerGamesResponse]
+    GetProjectionStatus: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetProjectionStatusRequest, _scoring_pb2.GetProjectionStatusResponse]
+    """How far the projection has read the event log, and how many messages it set aside."""
 
 @_typing.type_check_only
 class ScoringServiceAsyncStub(ScoringServiceStub):
@@ -47,6 +49,8 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     GetPlayerRatings: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerRatingsRequest, _scoring_pb2.GetPlayerRatingsResponse]  # type: ignore[assignment]
     GetGameResult: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetGameResultRequest, _scoring_pb2.GetGameResultResponse]  # type: ignore[assignment]
     ListPlayerGames: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ListPlayerGamesRequest, _scoring_pb2.ListPlayerGamesResponse]  # type: ignore[assignment]
+    GetProjectionStatus: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetProjectionStatusRequest, _scoring_pb2.GetProjectionStatusResponse]  # type: ignore[assignment]
+    """How far the projection has read the event log, and how many messages it set aside."""
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     """Results, ratings and leaderboards, projected from the event log into PostgreSQL."""
@@ -78,5 +82,13 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _scoring_pb2.ListPlayerGamesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.ListPlayerGamesResponse, _abc.Awaitable[_scoring_pb2.ListPlayerGamesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetProjectionStatus(
+        self,
+        request: _scoring_pb2.GetProjectionStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_scoring_pb2.GetProjectionStatusResponse, _abc.Awaitable[_scoring_pb2.GetProjectionStatusResponse]]:
+        """How far the projection has read the event log, and how many messages it set aside."""
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,130 @@
+"""The bot service's settings and the NATS names it shares with the table service.
+
+Required: ``NATS_URL``, ``TABLE_ADDRESS`` (host:port of the table service's gRPC API) and
+``TOKEN_SIGNING_KEY`` (the table service's key: the bot service signs its own bot tokens).
+Optional: ``EVENT_PREFIX`` (default ``cardtable``), ``BOT_STRATEGY`` (the strategy for tables
+that name none or one this build does not know: ``random``, ``rules`` (default) or ``search``),
+``GRPC_PORT``, ``METRICS_PORT``, ``LOG_LEVEL`` and the tuning knobs below.
+
+    >>> names = BotNames("t0a1b2c3d")
+    >>> names.requests_subject, names.claims_bucket
+    ('t0a1b2c3d.bots.requests', 't0a1b2c3d_BOT_SEATS')
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Self
+
+from cardtable.bots.registry import STRATEGY_NAMES
+from cardtable.platform.settings import EnvReader, NatsSettings, ServerSettings, load
+
+DEFAULT_STRATEGY = "rules"
+
+
+@dataclass(frozen=True)
+class BotNames:
+    """Subjects and buckets derived from the event prefix, as the table service derives them.
+
+    The table service publishes seat requests on ``{prefix}.bots.requests`` (its
+    ``EventNames.bot_requests``); bucket names replace the characters NATS forbids in stream
+    names the way its own buckets do. A test pins the two together.
+    """
+
+    prefix: str
+
+    @property
+    def requests_subject(self) -> str:
+        return f"{self.prefix}.bots.requests"
+
+    @property
+    def requests_queue_group(self) -> str:
+        """Replicas share one queue group: each request reaches one of them."""
+        return f"{self.prefix}-bot-service"
+
+    @property
+    def claims_bucket(self) -> str:
+        return f"{self.prefix.replace('.', '_').replace('-', '_')}_BOT_SEATS"
+
+
+@dataclass(frozen=True)
+class BotTuning:
+    """How many seats one replica plays and how it shares them with the others."""
+
+    #: Seats one replica plays at most; requests beyond it are left to other replicas.
+    max_seats: int
+    #: A claim not renewed for this long expires and another replica may take the seat. It is
+    #: the bucket's max age, fixed when the first replica creates the bucket.
+    claim_ttl_seconds: float
+    #: How often running tables are scanned for computer-played seats nobody plays.
+    rescan_seconds: float
+    #: Pause before moving for a seat whose person left, so that they can take it back with a
+    #: move of their own (capped at a quarter of the table's turn timer).
+    reclaim_grace_seconds: float
+    #: This replica's name in claims and in ``ActionTaken.actor_id``; unique per process.
+    replica_id: str
+
+    @classmethod
+    def read(cls, env: EnvReader) -> Self:
+        tuning = cls(
+            max_seats=env.integer("BOT_MAX_SEATS", default=1000, minimum=1, maximum=100_000),
+            claim_ttl_seconds=env.seconds("BOT_CLAIM_TTL_SECONDS", default=15.0),
+            rescan_seconds=env.seconds("BOT_RESCAN_SECONDS", default=5.0),
+            reclaim_grace_seconds=env.seconds("BOT_RECLAIM_GRACE_SECONDS", default=1.0),
+            replica_id=env.string("BOT_REPLICA_ID", default=unique_replica_id()),
+        )
+        if tuning.claim_ttl_seconds < 1:
+            env.problem("BOT_CLAIM_TTL_SECONDS must be at least 1 second")
+        if tuning.rescan_seconds <= 0:
+            env.problem("BOT_RESCAN_SECONDS must be more than 0")
+        if not tuning.replica_id.replace("-", "").replace("_", "").isalnum():
+            env.problem("BOT_REPLICA_ID may hold only letters, digits, '-' and '_'")
+        return tuning
+
+
+def unique_replica_id() -> str:
+    """Host, process and a random part: two processes never share it, even on one host."""
+    host = "".join(ch if ch.isalnum() else "-" for ch in socket.gethostname())[:40]
+    return f"{host}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class BotServiceSettings:
+    server: ServerSettings
+    nats: NatsSettings
+    table_address: str
+    token_signing_key: str
+    event_prefix: str
+    default_strategy: str
+    tuning: BotTuning
+
+    @property
+    def names(self) -> BotNames:
+        return BotNames(self.event_prefix)
+
+    @classmethod
+    def read(cls, env: EnvReader) -> Self:
+        key = env.string("TOKEN_SIGNING_KEY", example="the table service's signing key")
+        if key and len(key) < 32:
+            env.problem("TOKEN_SIGNING_KEY must be at least 32 characters")
+        strategy = env.string("BOT_STRATEGY", default=DEFAULT_STRATEGY).lower()
+        if strategy not in STRATEGY_NAMES:
+            env.problem(f"BOT_STRATEGY={strategy!r} must be one of {', '.join(STRATEGY_NAMES)}")
+        return cls(
+            server=ServerSettings.read(env),
+            nats=NatsSettings.read(env),
+            table_address=env.address("TABLE_ADDRESS", example="table:50051"),
+            token_signing_key=key,
+            event_prefix=env.string("EVENT_PREFIX", default="cardtable"),
+            default_strategy=strategy,
+            tuning=BotTuning.read(env),
+        )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Self:
+        """Read every setting, failing fast with all problems at once."""
+        return load(env, cls.read)

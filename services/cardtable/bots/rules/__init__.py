@@ -1,0 +1,31 @@
+"""Rule-based play for the four games, on an engine state, from one seat's point of view.
+
+Each game's ``act(state, seat)`` reads only what ``seat`` may know (its own hand and what was
+played or shown to everybody), so it gives the same answer on the real state and on any state
+rebuilt from the seat's observation. That lets one set of rules serve both as the ``rules``
+strategy and as the fast playout policy of the ``search`` strategy, which calls it on sampled
+states without going through observations.
+"""
+
+from __future__ import annotations
+
+from cardtable.bots.rules import belote, hearts, three_five_eight, whist
+from cardtable.engine.actions import Action
+from cardtable.engine.belote import BeloteState
+from cardtable.engine.game import GameState
+from cardtable.engine.hearts import HeartsState
+from cardtable.engine.three_five_eight import ThreeFiveEightState
+from cardtable.engine.whist import WhistState
+
+
+def rules_action(state: GameState, seat: int) -> Action:
+    """The rule-based player's action for ``seat``, which must be able to act in ``state``."""
+    if isinstance(state, HeartsState):
+        return hearts.act(state, seat)
+    if isinstance(state, WhistState):
+        return whist.act(state, seat)
+    if isinstance(state, ThreeFiveEightState):
+        return three_five_eight.act(state, seat)
+    if isinstance(state, BeloteState):
+        return belote.act(state, seat)
+    raise ValueError(f"no rule-based player for {state.spec.title}")

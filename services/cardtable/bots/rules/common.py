@@ -1,0 +1,112 @@
+"""Trick-play helpers shared by the rule-based players of the ace-high games.
+
+Whist, Hearts and 3-5-8 rank cards ace high and (except Hearts) may have a trump suit; a card
+is ``suit * 13 + rank``, so within a suit a larger card is a higher one. Each game's deck holds
+every rank from its lowest up to the ace, so "every higher card of the suit" is simply the
+cards above it. The helpers read only what a seat may know: its hand and the cards played.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
+
+NO_TRUMP = -1
+
+#: ``STRENGTHS[trump + 1][card]``: a card's power in a trick among the cards that count, trumps
+#: above every plain card; index 0 is for a deal without trump. Look-ups keep playouts cheap.
+STRENGTHS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(RANK_OF[card] + (13 if SUIT_OF[card] == trump else 0) for card in range(52))
+    for trump in (NO_TRUMP, 0, 1, 2, 3)
+)
+
+
+def strength(card: Card, trump: int) -> int:
+    return STRENGTHS[trump + 1][card]
+
+
+def best_card(trick: Sequence[Card], trump: int) -> Card:
+    """The card winning ``trick`` so far: the highest trump, else the highest of the suit led."""
+    best = trick[0]
+    for card in trick[1:]:
+        if beats(card, best, trump):
+            best = card
+    return best
+
+
+def beats(card: Card, best: Card, trump: int) -> bool:
+    """Whether ``card`` played now takes the trick from ``best``."""
+    suit = SUIT_OF[card]
+    if suit == SUIT_OF[best]:
+        return card > best
+    return suit == trump
+
+
+def played_cards(
+    tricks: Iterable[tuple[int, tuple[Card, ...], int]], trick: Iterable[Card]
+) -> set[Card]:
+    """Every card played this deal: the finished tricks and the trick in progress."""
+    played = {card for _, cards, _ in tricks for card in cards}
+    played.update(trick)
+    return played
+
+
+def is_master(card: Card, known: set[Card]) -> bool:
+    """Whether no other seat can hold a higher card of its suit: every one is ``known``
+    (played, or in our hand)."""
+    top = SUIT_OF[card] * 13 + 12
+    return all(higher in known for higher in range(card + 1, top + 1))
+
+
+def lowest(cards: Sequence[Card], trump: int) -> Card:
+    """The weakest card: lowest rank, plain suits before trumps."""
+    return min(cards, key=STRENGTHS[trump + 1].__getitem__)
+
+
+def highest(cards: Sequence[Card], trump: int) -> Card:
+    return max(cards, key=STRENGTHS[trump + 1].__getitem__)
+
+
+def play_for_tricks(
+    hand: Sequence[Card],
+    legal: Sequence[Card],
+    trick: Sequence[Card],
+    trump: int,
+    players: int,
+    want: bool,
+    tricks: Iterable[tuple[int, tuple[Card, ...], int]],
+) -> Card:
+    """A sensible card for a player who wants the trick (``want``) or wants to lose it.
+
+    Wanting tricks: cash a sure winner when leading, else lead low; win as cheaply as is safe
+    (the lowest winner when last or when trumping, the highest otherwise); when it cannot win,
+    throw the lowest card. Not wanting: lead the lowest card; play the highest card that still
+    loses; when every card wins, win with the highest if last (it is lost anyway), else the
+    lowest, hoping someone plays over it. ``tricks`` are the deal's finished tricks.
+    """
+    if len(legal) == 1:
+        return legal[0]
+    if not trick:
+        known = played_cards(tricks, hand)
+        if want:
+            masters = [card for card in legal if is_master(card, known)]
+            plain = [card for card in masters if SUIT_OF[card] != trump]
+            if plain or masters:
+                return highest(plain or masters, trump)
+            return lowest(legal, trump)
+        safe = [card for card in legal if not is_master(card, known)]
+        return lowest(safe or legal, trump)
+    best = best_card(trick, trump)
+    winners = [card for card in legal if beats(card, best, trump)]
+    last = len(trick) == players - 1
+    if want:
+        if not winners:
+            return lowest(legal, trump)
+        if last or SUIT_OF[winners[0]] != SUIT_OF[trick[0]]:
+            return lowest(winners, trump)
+        return highest(winners, trump)
+    losers = [card for card in legal if not beats(card, best, trump)]
+    if losers:
+        return max(losers, key=lambda card: (RANK_OF[card], SUIT_OF[card] == trump))
+    return highest(winners, trump) if last else lowest(winners, trump)

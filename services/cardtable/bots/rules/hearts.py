@@ -1,0 +1,124 @@
+"""Rule-based Hearts: pass the dangerous cards, duck tricks with points, dump the queen.
+
+Hearts has no trump; every heart taken costs a point and the queen of spades 13.
+"""
+
+from __future__ import annotations
+
+from cardtable.engine.actions import PLAY, Action, pass_cards
+from cardtable.engine.cards import (
+    ACE,
+    CLUBS,
+    DIAMONDS,
+    HEARTS,
+    KING,
+    RANK_OF,
+    SPADES,
+    SUIT_OF,
+    Card,
+    make_card,
+)
+from cardtable.engine.hearts import (
+    CARD_POINTS,
+    PASS_PHASE,
+    PASS_SIZE,
+    PLAYERS,
+    QUEEN_OF_SPADES,
+    HeartsState,
+)
+
+ACE_OF_SPADES = make_card(ACE, SPADES)
+KING_OF_SPADES = make_card(KING, SPADES)
+#: Low spades that make holding the queen (or the ace and king) of spades safe enough.
+SPADE_GUARDS = 4
+
+
+def danger(card: Card, hand: list[Card]) -> float:
+    """How much a card should be passed: the queen and high spades, high hearts, high cards,
+    and the last cards of a short minor suit (a void lets us discard points later)."""
+    rank = RANK_OF[card]
+    suit = SUIT_OF[card]
+    low_spades = sum(1 for other in hand if SUIT_OF[other] == SPADES and other < QUEEN_OF_SPADES)
+    if card in (QUEEN_OF_SPADES, ACE_OF_SPADES, KING_OF_SPADES):
+        # Enough low spades keep the high ones safe: then they stay.
+        if low_spades >= SPADE_GUARDS:
+            return -1.0
+        return 100.0 if card == QUEEN_OF_SPADES else 90.0 + rank
+    score = float(rank)
+    if suit == HEARTS:
+        score += 6
+    if suit in (CLUBS, DIAMONDS):
+        length = sum(1 for other in hand if SUIT_OF[other] == suit)
+        if length <= 2:
+            score += 8 - 2 * length
+    return score
+
+
+def choose_pass(state: HeartsState, seat: int) -> Action:
+    hand = state.hands[seat]
+    ranked = sorted(hand, key=lambda card: danger(card, hand), reverse=True)
+    return pass_cards(ranked[:PASS_SIZE])
+
+
+def choose_play(state: HeartsState, seat: int) -> Action:
+    legal = [action.card for action in state.legal_actions(seat)]
+    if len(legal) == 1:
+        return PLAY[legal[0]]
+    hand = state.hands[seat]
+    trick = state.trick
+    queen_out = QUEEN_OF_SPADES not in trick and not any(
+        QUEEN_OF_SPADES in cards for _, cards, _ in state.tricks
+    )
+    if not trick:
+        return PLAY[_lead(legal, hand, queen_out)]
+    led = SUIT_OF[trick[0]]
+    best = max(card for card in trick if SUIT_OF[card] == led)
+    if SUIT_OF[legal[0]] == led:
+        below = [card for card in legal if card < best]
+        if below:
+            return PLAY[max(below)]
+        # Every card wins: take it with the highest, but never with the queen of spades.
+        safe = [card for card in legal if card != QUEEN_OF_SPADES]
+        if len(trick) == PLAYERS - 1 or not safe:
+            return PLAY[max(safe or legal)]
+        points = sum(CARD_POINTS[card] for card in trick)
+        return PLAY[max(safe) if points == 0 else min(safe)]
+    return PLAY[_discard(legal, queen_out)]
+
+
+def _lead(legal: list[Card], hand: list[Card], queen_out: bool) -> Card:
+    """The lowest card, keeping away from spades while we hold a high one and the queen is
+    out, and from hearts."""
+    high_spade = any(card in hand for card in (QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES))
+
+    def cost(card: Card) -> float:
+        suit = SUIT_OF[card]
+        value = float(RANK_OF[card])
+        if suit == SPADES and queen_out and high_spade:
+            value += 20
+        if suit == HEARTS:
+            value += 8
+        return value
+
+    return min(legal, key=cost)
+
+
+def _discard(legal: list[Card], queen_out: bool) -> Card:
+    """Void in the suit led: the queen, then the high spades while she is out, then the
+    highest heart, then the highest card."""
+    if QUEEN_OF_SPADES in legal:
+        return QUEEN_OF_SPADES
+    if queen_out:
+        for card in (ACE_OF_SPADES, KING_OF_SPADES):
+            if card in legal:
+                return card
+    hearts = [card for card in legal if SUIT_OF[card] == HEARTS]
+    if hearts:
+        return max(hearts)
+    return max(legal, key=lambda card: RANK_OF[card])
+
+
+def act(state: HeartsState, seat: int) -> Action:
+    if state.phase == PASS_PHASE:
+        return choose_pass(state, seat)
+    return choose_play(state, seat)

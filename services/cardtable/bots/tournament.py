@@ -1,0 +1,212 @@
+"""Duplicate tournaments between strategies, engine only: the ``cardtable tournament`` command.
+
+Luck of the cards dwarfs skill in a handful of games, so the games are played in *boards*: a
+board is one sequence of deals (one deck order per deal, and the first dealer) played once per
+rotation of the strategies round the seats. Every strategy thus plays every seat on the same
+cards, and what differs between the games of a board is who played them.
+
+A strategy's result in a game is its *advantage*: the mean final score of its seats minus the
+mean of the other seats, oriented so that positive is better (Hearts scores count against).
+Boards are independent, so the 95% confidence interval of the mean advantage comes from the
+spread of the board means: mean ± t(0.975, boards - 1) × sd / sqrt(boards).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cardtable.bots.registry import strategy_by_name
+from cardtable.bots.strategy import Strategy
+from cardtable.engine.actions import parse_action
+from cardtable.engine.cards import Card
+from cardtable.engine.game import GameSpec
+from cardtable.engine.registry import game_spec
+
+#: Two-sided 95% quantiles of Student's t for 1 to 30 degrees of freedom; 1.96 beyond.
+T_975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t_quantile(degrees: int) -> float:
+    return T_975[degrees - 1] if 1 <= degrees <= len(T_975) else 1.96
+
+
+def confidence_interval(values: Sequence[float]) -> tuple[float, float]:
+    """The 95% interval of the mean of independent ``values`` (a point for fewer than two)."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, mean
+    half = t_quantile(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+@dataclass
+class GameResult:
+    """One finished game: the strategy name at each seat, final totals and places."""
+
+    seats: tuple[str, ...]
+    totals: tuple[int, ...]
+    places: tuple[int, ...]
+
+
+class Board:
+    """One board's cards: the first dealer and, lazily, one deck order per deal."""
+
+    def __init__(self, spec: GameSpec, players: int, seed: str) -> None:
+        self.rng = random.Random(seed)
+        self.first_dealer = self.rng.randrange(players)
+        self.decks: list[list[Card]] = []
+        self.deck = spec.new_game(players, None, 0).deck()
+
+    def deck_order(self, deal_index: int) -> list[Card]:
+        while len(self.decks) <= deal_index:
+            order = list(self.deck)
+            self.rng.shuffle(order)
+            self.decks.append(order)
+        return self.decks[deal_index]
+
+
+def play_game(
+    spec: GameSpec,
+    options: Mapping[str, Any] | None,
+    board: Board,
+    strategies: Sequence[Strategy],
+    rngs: Sequence[random.Random],
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Play one whole game on ``board``'s cards; each seat sees only its observation."""
+    state = spec.new_game(len(strategies), options, board.first_dealer)
+    deals = 0
+    while not state.is_over():
+        if state.needs_deal():
+            state.deal(board.deck_order(deals))
+            deals += 1
+            continue
+        seat = state.to_act()[0]
+        text = strategies[seat].choose(state.observation(seat), rngs[seat])
+        state.apply(seat, parse_action(text))
+    places = state.places()
+    assert places is not None
+    return tuple(state.totals), places
+
+
+@dataclass
+class StrategyStats:
+    """Running sums for one strategy over the tournament."""
+
+    scores: list[float] = field(default_factory=list)
+    wins: list[float] = field(default_factory=list)
+    board_advantages: list[float] = field(default_factory=list)
+
+
+def game_advantages(
+    seats: Sequence[str], totals: Sequence[int], lower_is_better: bool
+) -> dict[str, float]:
+    """Each strategy's mean score over its seats minus the other seats', higher is better."""
+    sign = -1 if lower_is_better else 1
+    result = {}
+    for name in set(seats):
+        own = [sign * totals[seat] for seat, held in enumerate(seats) if held == name]
+        others = [sign * totals[seat] for seat, held in enumerate(seats) if held != name]
+        result[name] = statistics.fmean(own) - statistics.fmean(others)
+    return result
+
+
+def win_shares(
+    seats: Sequence[str], places: Sequence[int], teams: Sequence[Sequence[int]] = ()
+) -> dict[str, float]:
+    """Each strategy's win rate in one game: the chance that one of its seats won.
+
+    Winners tied for first split the win, partners counting as one winner (a Belote team
+    wins as a pair); a strategy holding several seats gets the mean over them.
+    """
+    team_of = {seat: index for index, team in enumerate(teams) for seat in team}
+    winners = {team_of.get(seat, -1 - seat) for seat, place in enumerate(places) if place == 1}
+    result = {}
+    for name in set(seats):
+        own = [seat for seat, held in enumerate(seats) if held == name]
+        won = [seat for seat in own if places[seat] == 1]
+        result[name] = len(won) / len(winners) / len(own)
+    return result
+
+
+def run_tournament(
+    game: str,
+    seats: Sequence[str],
+    games: int,
+    seed: int,
+    *,
+    options: Mapping[str, Any] | None = None,
+    strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Play about ``games`` games (rounded up to whole boards) and report each strategy.
+
+    ``seats`` names the strategy at each seat for the first rotation; the other rotations
+    move every strategy one seat on. The report holds, per strategy, ``mean_score`` (its
+    seats' mean final total), ``win_rate`` (how often one of its seats wins), ``advantage`` (mean
+    advantage per game) and ``ci95`` (that advantage's 95% interval), plus ``games``,
+    ``boards`` and ``seconds``.
+    """
+    spec = game_spec(game)
+    players = len(seats)
+    names = [name.strip().lower() for name in seats]
+    if len(set(names)) < 2:
+        raise ValueError("a tournament needs at least two different strategies")
+    spec.new_game(players, options, 0)  # checks the player count and the options early
+    per_name = strategy_options or {}
+    strategies = {name: strategy_by_name(name, **per_name.get(name, {})) for name in set(names)}
+    boards = max(1, math.ceil(games / players))
+    total_games = boards * players
+    stats = {name: StrategyStats() for name in set(names)}
+    started = time.perf_counter()
+    done = 0
+    for board_number in range(boards):
+        board = Board(spec, players, f"{seed}/{board_number}")
+        advantages: dict[str, list[float]] = {name: [] for name in stats}
+        for rotation in range(players):
+            seating = tuple(names[(seat - rotation) % players] for seat in range(players))
+            rngs = [
+                random.Random(f"{seed}/{board_number}/{rotation}/{seat}") for seat in range(players)
+            ]
+            totals, places = play_game(
+                spec, options, board, [strategies[name] for name in seating], rngs
+            )
+            for name, advantage in game_advantages(seating, totals, spec.lower_is_better).items():
+                advantages[name].append(advantage)
+            for name, share in win_shares(seating, places, spec.teams).items():
+                stats[name].wins.append(share)
+            for name in stats:
+                own = [totals[seat] for seat, held in enumerate(seating) if held == name]
+                stats[name].scores.append(statistics.fmean(own))
+            done += 1
+            if progress is not None:
+                progress(done, total_games)
+        for name, values in advantages.items():
+            stats[name].board_advantages.append(statistics.fmean(values))
+    report: dict[str, Any] = {
+        "game": spec.name,
+        "players": players,
+        "seats": names,
+        "games": total_games,
+        "boards": boards,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    for name in sorted(stats, key=names.index):
+        entry = stats[name]
+        low, high = confidence_interval(entry.board_advantages)
+        report[name] = {
+            "mean_score": round(statistics.fmean(entry.scores), 3),
+            "win_rate": round(statistics.fmean(entry.wins), 4),
+            "advantage": round(statistics.fmean(entry.board_advantages), 3),
+            "ci95": [round(low, 3), round(high, 3)],
+        }
+    return report

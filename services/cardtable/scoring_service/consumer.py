@@ -1,0 +1,274 @@
+"""The live projection: a durable JetStream pull consumer feeding the writer.
+
+Each round fetches up to ``batch_size`` messages, projects them in one transaction
+(:class:`ProjectionWriter`), and only then acknowledges them: ``ack`` for the projected ones,
+``term`` for the dead-lettered ones, so JetStream never offers those again. While PostgreSQL is
+away the same messages are retried with a capped exponential backoff and kept ``in_progress``,
+so JetStream does not hand them out again meanwhile; nothing is acknowledged until committed.
+
+Postgres owns the position. At start-up the durable consumer is kept only if it has delivered
+nothing beyond the committed position; otherwise (a crash before commit, a projection rebuilt in
+place, a restored database) it is recreated to deliver from the position on. Redeliveries at or
+below the position are skipped by the writer. One consumer process per projection schema: the
+fold depends on log order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import TypeVar
+
+import nats.errors
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext, api
+from nats.js.errors import NotFoundError
+
+from cardtable.platform.logging import BoundLogger, get_logger
+from cardtable.scoring_service.database import is_transient
+from cardtable.scoring_service.messages import StoredMessage
+from cardtable.scoring_service.metrics import ProjectionMetrics
+from cardtable.scoring_service.settings import ConsumerSettings
+from cardtable.scoring_service.writer import ProjectionOutcome, ProjectionWriter
+
+Result = TypeVar("Result")
+
+FETCH_TIMEOUT_SECONDS = 1.0
+#: After this long without a message, make sure the durable consumer still exists.
+QUIET_CHECK_SECONDS = 5.0
+FIRST_RETRY_SECONDS = 0.1
+MAX_RETRY_SECONDS = 5.0
+#: NATS trouble worth waiting out: a reconnect in progress, a slow or absent server.
+NATS_ERRORS: tuple[type[BaseException], ...] = (
+    nats.errors.Error,
+    TimeoutError,
+    asyncio.TimeoutError,
+)
+
+
+def stored_message(message: Msg) -> StoredMessage:
+    """A JetStream message as the writer takes it."""
+    metadata = message.metadata
+    return StoredMessage(
+        sequence=metadata.sequence.stream,
+        subject=message.subject,
+        data=message.data,
+        headers=dict(message.headers or {}),
+        stored_at=metadata.timestamp,
+    )
+
+
+class ProjectionConsumer:
+    """Runs the live projection until ``stop`` is called."""
+
+    def __init__(
+        self,
+        jetstream: JetStreamContext,
+        writer: ProjectionWriter,
+        settings: ConsumerSettings,
+        metrics: ProjectionMetrics,
+        logger: BoundLogger | None = None,
+    ) -> None:
+        self._js = jetstream
+        self._writer = writer
+        self._settings = settings
+        self._metrics = metrics
+        self._log = (logger or get_logger(__name__)).bind(
+            stream=settings.log.stream, consumer=settings.consumer_name
+        )
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        """Finish the round in hand (commit and acknowledge) and return from ``run``."""
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Consume until stopped; transient failures of NATS or PostgreSQL are waited out."""
+        subscription = await self._retry(self._start, "starting the projection")
+        while subscription is not None:
+            try:
+                quiet_since = time.monotonic()
+                while not self._stop.is_set():
+                    messages = await self._fetch(subscription)
+                    if messages:
+                        await self._project_and_acknowledge(messages)
+                        quiet_since = time.monotonic()
+                    elif time.monotonic() - quiet_since > QUIET_CHECK_SECONDS:
+                        # Some servers (2.9) answer fetches on a deleted consumer with silence.
+                        await self._js.consumer_info(
+                            self._settings.log.stream, self._settings.consumer_name
+                        )
+                        quiet_since = time.monotonic()
+                return
+            except NATS_ERRORS as error:  # the consumer is gone or the stream is away
+                self._log.warning("fetching failed, binding again", extra={"error": repr(error)})
+            finally:
+                with contextlib.suppress(*NATS_ERRORS):
+                    await subscription.unsubscribe()
+            await self._pause(FIRST_RETRY_SECONDS * 10)
+            subscription = await self._retry(self._start, "binding the consumer again")
+
+    async def _start(self) -> JetStreamContext.PullSubscription:
+        position = await self._writer.prepare()
+        subscription = await self._subscribe(position)
+        self._log.info("projection consumer started", extra={"position": position})
+        return subscription
+
+    async def _subscribe(self, position: int) -> JetStreamContext.PullSubscription:
+        """Bind to the durable consumer, recreated from ``position`` when it is ahead."""
+        stream, name = self._settings.log.stream, self._settings.consumer_name
+        info = await self._js.stream_info(stream)
+        if info.state.last_seq < position:
+            self._log.error(
+                "the projection is ahead of the stream: was the stream recreated? rebuild it",
+                extra={"position": position, "last_seq": info.state.last_seq},
+            )
+        try:
+            existing: api.ConsumerInfo | None = await self._js.consumer_info(stream, name)
+        except NotFoundError:
+            existing = None
+        if existing is None or not self._consumer_fits(existing, position):
+            if existing is not None:
+                await self._js.delete_consumer(stream, name)
+            await self._js.add_consumer(stream, self._consumer_config(position))
+            self._log.info("durable consumer created", extra={"from_sequence": position + 1})
+        return await self._js.pull_subscribe_bind(durable=name, stream=stream)
+
+    def _consumer_config(self, position: int) -> api.ConsumerConfig:
+        return api.ConsumerConfig(
+            durable_name=self._settings.consumer_name,
+            deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=position + 1,
+            ack_policy=api.AckPolicy.EXPLICIT,
+            ack_wait=self._settings.ack_wait_seconds,
+            # Room for a fetch in hand and the next; fewer would make each fetch wait out
+            # its timeout for messages JetStream may not send.
+            max_ack_pending=self._settings.batch_size * 4,
+            filter_subject=self._settings.log.tables_subject,
+            max_deliver=-1,
+        )
+
+    def _consumer_fits(self, info: api.ConsumerInfo, position: int) -> bool:
+        """Whether the durable consumer can go on: same settings, nothing delivered we lack.
+
+        Messages it delivered at or below the position but never saw acknowledged come again
+        after the ack wait and are skipped. A pull request still open from a process that died
+        would swallow new messages until their ack wait ran out, so it is a reason to start over.
+        """
+        config, wanted = info.config, self._consumer_config(position)
+        delivered = info.delivered.stream_seq if info.delivered else 0
+        acknowledged = info.ack_floor.stream_seq if info.ack_floor else 0
+        return (
+            (config.filter_subject, config.ack_policy, config.ack_wait, config.max_ack_pending)
+            == (wanted.filter_subject, wanted.ack_policy, wanted.ack_wait, wanted.max_ack_pending)
+            and (delivered or 0) <= position
+            and (acknowledged or 0) <= position
+            and not info.num_waiting
+        )
+
+    async def _fetch(self, subscription: JetStreamContext.PullSubscription) -> list[Msg]:
+        """The next messages, or none after a quiet second or when asked to stop.
+
+        A stop does not wait for the fetch to time out: what it may still bring is not
+        acknowledged, so JetStream offers it again to the next consumer.
+        """
+        fetching = asyncio.ensure_future(self._next_messages(subscription))
+        stopping = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({fetching, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if not fetching.done():
+            fetching.cancel()
+            with contextlib.suppress(asyncio.CancelledError, *NATS_ERRORS):
+                await fetching
+            return []
+        try:
+            return fetching.result()
+        except (TimeoutError, nats.errors.TimeoutError):
+            return []
+
+    async def _next_messages(self, subscription: JetStreamContext.PullSubscription) -> list[Msg]:
+        """The first message as soon as it is appended, then those already waiting behind it.
+
+        One fetch of a whole batch would hold the first message until the batch filled up or
+        the fetch timed out: fine for catching up, a second of lag for a quiet table.
+        """
+        messages = await subscription.fetch(1, timeout=FETCH_TIMEOUT_SECONDS)
+        waiting = min(messages[-1].metadata.num_pending, self._settings.batch_size - 1)
+        if waiting > 0:
+            messages += await subscription.fetch(waiting, timeout=FETCH_TIMEOUT_SECONDS)
+        return messages
+
+    async def _project_and_acknowledge(self, messages: Sequence[Msg]) -> None:
+        stored = [stored_message(message) for message in messages]
+        keep_alive = asyncio.create_task(self._keep_in_progress(messages))
+        try:
+            outcome = await self._retry(lambda: self._writer.project(stored), "projecting")
+        finally:
+            keep_alive.cancel()
+        if outcome is None:
+            return  # stopped while PostgreSQL was away: JetStream will offer them again
+        committed_at = datetime.now(UTC)
+        self._metrics.observe(
+            outcome, [(committed_at - item.stored_at).total_seconds() for item in stored]
+        )
+        for gap in outcome.gaps:
+            self._log.warning(
+                "batches missing from a table's subject",
+                extra={"table_id": gap.table_id, "expected": gap.expected, "found": gap.found},
+            )
+        for sequence, reason in outcome.dead_letters.items():
+            self._log.error(
+                "message set aside in the dead-letter table",
+                extra={"stream_sequence": sequence, "reason": reason},
+            )
+        await self._acknowledge(messages, stored, outcome)
+
+    async def _acknowledge(
+        self, messages: Sequence[Msg], stored: Sequence[StoredMessage], outcome: ProjectionOutcome
+    ) -> None:
+        """Ack what was committed; a lost ack only means a redelivery the writer skips."""
+        try:
+            for message, item in zip(messages, stored, strict=True):
+                if item.sequence in outcome.dead_letters:
+                    await message.term()
+                else:
+                    await message.ack()
+        except NATS_ERRORS as error:
+            self._log.warning("acknowledging failed", extra={"error": repr(error)})
+
+    async def _keep_in_progress(self, messages: Sequence[Msg]) -> None:
+        """Tell JetStream we are still working, so it does not redeliver while we retry."""
+        interval = max(self._settings.ack_wait_seconds / 3, 0.5)
+        while True:
+            await asyncio.sleep(interval)
+            with contextlib.suppress(*NATS_ERRORS):
+                for message in messages:
+                    await message.in_progress()
+
+    async def _retry(self, attempt: Callable[[], Awaitable[Result]], what: str) -> Result | None:
+        """``attempt()`` until it succeeds, waiting out transient failures; ``None`` if stopped."""
+        delay = FIRST_RETRY_SECONDS
+        while not self._stop.is_set():
+            try:
+                return await attempt()
+            except Exception as error:
+                if not (is_transient(error) or isinstance(error, NATS_ERRORS)):
+                    raise
+                self._metrics.retries.inc()
+                self._log.warning(
+                    f"{what} failed, retrying",
+                    extra={"error": repr(error), "retry_in_seconds": delay},
+                )
+            await self._pause(delay)
+            delay = min(delay * 2, MAX_RETRY_SECONDS)
+        return None
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep, but wake up at once when asked to stop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), seconds)

@@ -1,0 +1,147 @@
+"""Messages from the event log, decoded and checked before anything is projected.
+
+A message the projection cannot use raises :class:`PoisonMessageError` with a reason an operator
+can act on; the writer puts it in the dead-letter table and goes on with the rest of the log.
+docs/events.md "Versions": fields are only ever added and readers ignore the ones they do not
+know, but a batch with a schema version newer than ours is set aside, never guessed at.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+
+from google.protobuf import struct_pb2
+from google.protobuf.message import DecodeError
+
+from cardtable.scoring_service.settings import EventLogNames
+from cardtable_api.events.v1 import events_pb2
+
+SCHEMA_HEADER = "Cardtable-Schema"
+#: The newest ``EventBatch.schema_version`` this reader understands.
+KNOWN_SCHEMA_VERSION = 1
+
+
+class PoisonMessageError(Exception):
+    """This message cannot be projected; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """One message as the stream stored it, whichever way it was read."""
+
+    sequence: int
+    subject: str
+    data: bytes
+    headers: Mapping[str, str]
+    # When the stream stored it; the fallback time for a batch without ``occurred_at``.
+    stored_at: datetime
+
+
+@dataclass(frozen=True)
+class DecodedBatch:
+    """A stored message that passed every check."""
+
+    sequence: int
+    table_id: str
+    batch: events_pb2.EventBatch
+    stored_at: datetime
+
+    @cached_property
+    def occurred_at(self) -> datetime:
+        """When its events happened (read only for the few batches that need a time)."""
+        if self.batch.HasField("occurred_at"):
+            return self.batch.occurred_at.ToDatetime(tzinfo=UTC)
+        return self.stored_at
+
+
+def decode(message: StoredMessage, log: EventLogNames) -> DecodedBatch:
+    """Parse and check one message; raises :class:`PoisonMessageError` when it is unusable."""
+    header = message.headers.get(SCHEMA_HEADER)
+    if header is not None and header.strip() != str(KNOWN_SCHEMA_VERSION):
+        raise PoisonMessageError(
+            f"{SCHEMA_HEADER} header {header!r}: this reader knows schema version "
+            f"{KNOWN_SCHEMA_VERSION} only"
+        )
+    batch = events_pb2.EventBatch()
+    try:
+        batch.ParseFromString(message.data)
+    except DecodeError as error:
+        raise PoisonMessageError(f"not an EventBatch: {error}") from None
+    if batch.schema_version > KNOWN_SCHEMA_VERSION:
+        raise PoisonMessageError(
+            f"schema version {batch.schema_version} is newer than this reader "
+            f"(version {KNOWN_SCHEMA_VERSION})"
+        )
+    if batch.schema_version < 1:
+        raise PoisonMessageError("the batch has no schema version")
+    table_id = log.table_id_of(message.subject)
+    if table_id is None:
+        raise PoisonMessageError(f"subject {message.subject!r} is not a table subject")
+    if batch.table_id != table_id:
+        raise PoisonMessageError(
+            f"the batch is for table {batch.table_id!r}, its subject for {table_id!r}"
+        )
+    if batch.table_version < 1:
+        raise PoisonMessageError("the batch has no table version")
+    return DecodedBatch(
+        sequence=message.sequence, table_id=table_id, batch=batch, stored_at=message.stored_at
+    )
+
+
+class FactFields:
+    """Typed reading of a fact's Struct fields (numbers arrive as doubles there)."""
+
+    def __init__(self, kind: str, fields: struct_pb2.Struct) -> None:
+        self.kind = kind
+        self._fields = fields.fields
+
+    def _value(self, name: str) -> struct_pb2.Value | None:
+        if name not in self._fields:
+            return None
+        value = self._fields[name]
+        return None if value.WhichOneof("kind") in (None, "null_value") else value
+
+    def _required(self, name: str) -> struct_pb2.Value:
+        value = self._value(name)
+        if value is None:
+            raise PoisonMessageError(f"{self.kind} fact has no {name!r}")
+        return value
+
+    def _as_int(self, name: str, value: struct_pb2.Value) -> int:
+        number = value.number_value
+        if value.WhichOneof("kind") != "number_value" or not (
+            math.isfinite(number) and number == int(number)
+        ):
+            raise PoisonMessageError(f"{self.kind} fact's {name!r} is not a whole number")
+        return int(number)
+
+    def integer(self, name: str) -> int:
+        """A required whole number."""
+        return self._as_int(name, self._required(name))
+
+    def optional_integer(self, name: str) -> int | None:
+        """A whole number, or ``None`` when absent or null."""
+        value = self._value(name)
+        return None if value is None else self._as_int(name, value)
+
+    def text(self, name: str) -> str:
+        """A required string."""
+        value = self._required(name)
+        if value.WhichOneof("kind") != "string_value":
+            raise PoisonMessageError(f"{self.kind} fact's {name!r} is not text")
+        return value.string_value
+
+    def integers(self, name: str) -> tuple[int, ...]:
+        """A required list of whole numbers."""
+        value = self._required(name)
+        if value.WhichOneof("kind") != "list_value":
+            raise PoisonMessageError(f"{self.kind} fact's {name!r} is not a list")
+        return tuple(self._as_int(name, item) for item in value.list_value.values)

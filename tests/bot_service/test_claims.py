@@ -1,0 +1,107 @@
+"""Seat claims between replicas on real NATS, and the service's settings and names."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from cardtable.bot_service.claims import SeatClaims
+from cardtable.bot_service.settings import BotNames, BotServiceSettings
+from cardtable.bot_service.table_player import command_id_for, is_offered, rng_for
+from cardtable.bots.strategy import RandomStrategy
+from cardtable.platform.nats import NatsConnection
+from cardtable.platform.provisioning import NatsNamespace
+from cardtable.platform.settings import SettingsError, load
+from cardtable.table_service.main import EventNames
+
+TABLE = "6f1c2b1e-0000-4000-8000-000000000001"
+
+
+async def _replica(
+    connection: NatsConnection, namespace: NatsNamespace, name: str, ttl: float = 1.0
+) -> SeatClaims:
+    claims = SeatClaims(connection.jetstream, BotNames(namespace.prefix).claims_bucket, name, ttl)
+    await claims.open()
+    return claims
+
+
+async def test_one_replica_gets_a_seat_and_the_other_takes_it_after_release(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    first = await _replica(nats_connection, nats_namespace, "first")
+    second = await _replica(nats_connection, nats_namespace, "second")
+    results = await asyncio.gather(first.claim(TABLE, 1), second.claim(TABLE, 1))
+    assert sorted(results) == [False, True]
+    winner, loser = (first, second) if results[0] else (second, first)
+    assert winner.lease_valid(TABLE, 1) and not loser.lease_valid(TABLE, 1)
+    assert await winner.renew(TABLE, 1)
+    assert not await loser.claim(TABLE, 1)
+    await winner.release(TABLE, 1)
+    assert await loser.claim(TABLE, 1)
+    assert loser.held() == [(TABLE, 1)] and winner.held() == []
+
+
+async def test_the_claims_of_a_silent_replica_expire_and_it_learns_it_lost_them(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    silent = await _replica(nats_connection, nats_namespace, "silent")
+    other = await _replica(nats_connection, nats_namespace, "other")
+    assert await silent.claim(TABLE, 2)
+    await asyncio.sleep(1.6)  # no renewal for longer than the TTL
+    assert not silent.lease_valid(TABLE, 2)
+    assert await other.claim(TABLE, 2)
+    assert not await silent.renew(TABLE, 2)
+    assert silent.held() == []
+
+
+async def test_a_restarted_replica_with_the_same_name_adopts_its_claim(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    before = await _replica(nats_connection, nats_namespace, "pod-0", ttl=5.0)
+    assert await before.claim(TABLE, 3)
+    after = await _replica(nats_connection, nats_namespace, "pod-0", ttl=5.0)
+    assert await after.claim(TABLE, 3)
+    stranger = await _replica(nats_connection, nats_namespace, "pod-1", ttl=5.0)
+    assert not await stranger.claim(TABLE, 3)
+
+
+def test_names_follow_the_table_service() -> None:
+    assert BotNames("a-b.c").requests_subject == EventNames("a-b.c").bot_requests
+    assert BotNames("a-b.c").claims_bucket == EventNames("a-b.c").lobby_bucket.replace(
+        "_TABLES", "_BOT_SEATS"
+    )
+
+
+def test_settings_fail_fast_naming_every_problem() -> None:
+    with pytest.raises(SettingsError) as caught:
+        load({"BOT_STRATEGY": "genius", "TOKEN_SIGNING_KEY": "short"}, BotServiceSettings.read)
+    problems = "\n".join(caught.value.problems)
+    for name in ("NATS_URL", "TABLE_ADDRESS", "TOKEN_SIGNING_KEY", "BOT_STRATEGY"):
+        assert name in problems
+    settings = load(
+        {
+            "NATS_URL": "nats://127.0.0.1:4222",
+            "TABLE_ADDRESS": "table:50051",
+            "TOKEN_SIGNING_KEY": "k" * 32,
+        },
+        BotServiceSettings.read,
+    )
+    assert settings.default_strategy == "rules"
+    assert settings.names.claims_bucket == "cardtable_BOT_SEATS"
+
+
+def test_deciders_of_one_turn_choose_the_same_legal_move() -> None:
+    view = {"legal_actions": ["play 2C", "play 3C", "play QS"], "choose_cards": None}
+    command_id = command_id_for(TABLE, 0, 17)
+    choices = {RandomStrategy().choose(view, rng_for(command_id)) for _ in range(5)}
+    assert len(choices) == 1 and is_offered(choices.pop(), view)
+    passing = {
+        "legal_actions": [],
+        "choose_cards": {"verb": "pass", "cards": ["2C", "3D", "4H", "QS"], "count": 3.0},
+    }
+    assert is_offered("pass 2C 3D QS", passing)
+    assert not is_offered("pass 2C 2C QS", passing)
+    assert not is_offered("pass 2C 3D", passing)
+    assert not is_offered("", passing) and not is_offered("", view)
+    assert not is_offered("play 2C", view | {"legal_actions": ["play 3C"]})

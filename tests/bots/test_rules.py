@@ -1,0 +1,131 @@
+"""The rule-based player in scripted positions: what a sensible player does."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cardtable.bots.rules import rules_action
+from cardtable.bots.rules.belote import TAKE_AT, hand_value
+from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness_scale
+from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_calibration
+from cardtable.engine.actions import format_action, parse_action
+from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
+from cardtable.engine.hearts import HEARTS, HeartsState
+from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
+
+
+def hearts_deal(hands: dict[int, str], first_dealer: int = 3) -> HeartsState:
+    """A quick Hearts game dealt so that the seats named hold the given cards (the rest of
+    the deck fills the other seats); seat 0 is left of dealer 3 and gets the first card."""
+    given = {seat: parse_cards(text) for seat, text in hands.items()}
+    rest = iter(sorted(set(FULL_DECK) - {card for cards in given.values() for card in cards}))
+    full = {seat: given.get(seat, []) for seat in range(4)}
+    for seat in range(4):
+        full[seat] = full[seat] + [next(rest) for _ in range(13 - len(full[seat]))]
+    first = (first_dealer + 1) % 4
+    order = [full[(first + index) % 4][index // 4] for index in range(52)]
+    state = HEARTS.new_game(4, {"quick": True}, first_dealer)
+    assert isinstance(state, HeartsState)
+    state.deal(order)
+    return state
+
+
+def test_hearts_passes_the_queen_and_high_hearts() -> None:
+    state = hearts_deal({0: "QS 3S 4S 2C 3C 4C 5C 6C 2D 3D 4D AH KH"})
+    action = rules_action(state, 0)
+    assert set(action.cards) == set(parse_cards("QS AH KH"))
+
+
+def test_hearts_keeps_a_well_guarded_queen() -> None:
+    state = hearts_deal({0: "QS 2S 3S 4S 5S 2C 3C 4C 5C 6C 2D 3D 4D"})
+    assert parse_card("QS") not in rules_action(state, 0).cards
+
+
+def hearts_play(hands: dict[int, str]) -> HeartsState:
+    """A Hearts deal in its play phase (the fourth deal: no pass) with these hands; cards not
+    named fill the seats given short, lowest first."""
+    given = {seat: parse_cards(text) for seat, text in hands.items()}
+    rest = iter(sorted(set(FULL_DECK) - {card for cards in given.values() for card in cards}))
+    full = [given.get(seat, []) for seat in range(4)]
+    full = [cards + [next(rest) for _ in range(13 - len(cards))] for cards in full]
+    leader = next(seat for seat in range(4) if parse_card("2C") in full[seat])
+    snapshot = HEARTS.new_game(4, {}, 0).to_snapshot()
+    rows = [[26, 0, 0, 0], [0, 26, 0, 0], [0, 0, 26, 0]]
+    snapshot.update(deal_number=4, dealer=3, deal_scores=rows, totals=[26, 26, 26, 0])
+    snapshot["state"] = {
+        "phase": "play",
+        "hands": [[format_card(card) for card in cards] for cards in full],
+        "pass_offset": 0,
+        "passes": [None] * 4,
+        "received": [[]] * 4,
+        "trick": [],
+        "leader": leader,
+        "player": leader,
+        "tricks": [],
+        "hearts_broken": False,
+        "points": [0] * 4,
+    }
+    return HeartsState.from_snapshot(snapshot)
+
+
+def play(state: HeartsState, cards: str) -> None:
+    for card in parse_cards(cards):
+        state.apply(state.to_act()[0], parse_action(f"play {format_card(card)}"))
+
+
+# Seat 0 leads 2C; seat 3 wins the first trick with AC and leads again.
+SPADE_HANDS = {
+    0: "2C 9C QC 5C 2D 3D 4D 5D 6D 7D 8D 9D 10D",
+    1: "3C JD",
+    2: "4C QS 2H 3H",
+    3: "AC 10C JC KC 6C 7C 8C 2S 3S",
+}
+
+
+def test_hearts_ducks_under_the_trick() -> None:
+    state = hearts_play(SPADE_HANDS)
+    play(state, "2C 3C 4C AC 10C")
+    assert format_action(rules_action(state, 0)) == "play 9C"
+
+
+def test_hearts_dumps_the_queen_when_void() -> None:
+    state = hearts_play(SPADE_HANDS)
+    play(state, "2C 3C 4C AC KC 5C")
+    assert state.to_act() == (1,)
+    play(state, "JD")  # seat 1 has no club left
+    assert format_action(rules_action(state, 2)) == "play QS"
+
+
+def test_belote_takes_on_the_jack_and_nine_of_trump() -> None:
+    strong = parse_cards("JH 9H AH AS 7D")
+    weak = parse_cards("7H 8C 9D QS KD")
+    hearts = parse_card("JH") // 13
+    assert hand_value(strong, hearts) >= TAKE_AT > hand_value(weak, hearts)
+
+
+def test_358_declarer_chooses_the_suit_it_holds() -> None:
+    hands = {1: "AS KS QS JS 10S 9S 2C 3C 4C 5C 6C 7C 8C 2D 3D 4D"}
+    state = new_state(first_dealer=0)
+    state.deal(deck_order(0, hands))
+    assert format_action(rules_action(state, 1)) == "contract S"
+    resumed = resume_after_deal_one((0, 0, 0), first_dealer=2)
+    resumed.deal(deck_order(0, hands))
+    resumed.used[1] = ["S"]
+    assert format_action(rules_action(resumed, 1)) != "contract S"
+
+
+def test_fitness_scale_matches_a_new_measurement() -> None:
+    measured = measure_fitness_scale(3000, random.Random(8))
+    for kind, (mean, spread) in FITNESS_SCALE.items():
+        assert measured[kind][0] == pytest.approx(mean, abs=0.15)
+        assert measured[kind][1] == pytest.approx(spread, abs=0.15)
+
+
+def test_whist_estimates_and_calibration() -> None:
+    assert expected_tricks(parse_cards("AS KS"), SPADES, 4) == pytest.approx(2.0)
+    low, high = parse_cards("7C"), parse_cards("AC")
+    assert expected_tricks(low, SPADES, 4) < expected_tricks(high, SPADES, 4)
+    fits = measure_calibration(4, random.Random(2))
+    assert set(fits) == set(CALIBRATION)

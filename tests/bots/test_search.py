@@ -1,0 +1,95 @@
+"""The search strategy sees only its seat's observation.
+
+Changing the hidden cards of the real state, to another deal the seat's view allows, leaves
+the observation (the strategy's whole input) unchanged, and so, with the same rng seed and a
+fixed number of worlds instead of a time budget, its choice.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from cardtable.bots.search import SearchStrategy, deal_advantage
+from cardtable.engine.cards import SUIT_OF
+from cardtable.engine.determinize import hidden_cards
+from cardtable.engine.game import GameState
+from tests.bots.positions import random_positions
+
+
+def with_hidden_cards_swapped(state: GameState, seat: int) -> GameState | None:
+    """The state with two unseen cards of one suit traded between two other seats' hands,
+    which the seat's view allows (neither card is one it knows the place of, and neither is
+    ruled out for its new holder); None if no such pair exists."""
+    hidden = hidden_cards(state.observation(seat))
+    unseen = set(hidden.unseen)
+    others = [other for other in range(state.num_players) if other != seat]
+    for first in others:
+        for second in others:
+            if second <= first:
+                continue
+            for card in state.hands[first]:
+                for other_card in state.hands[second]:
+                    if (
+                        SUIT_OF[card] == SUIT_OF[other_card]
+                        and {card, other_card} <= unseen
+                        and card not in hidden.excluded[second]
+                        and other_card not in hidden.excluded[first]
+                    ):
+                        changed = state.clone()
+                        changed.hands[first].remove(card)
+                        changed.hands[second].remove(other_card)
+                        changed.hands[first] = sorted([*changed.hands[first], other_card])
+                        changed.hands[second] = sorted([*changed.hands[second], card])
+                        return changed
+    return None
+
+
+@pytest.mark.parametrize(
+    ("game", "players"), [("hearts", 4), ("whist", 4), ("358", 3), ("belote", 4)]
+)
+def test_other_hidden_cards_same_input_same_choice(game: str, players: int) -> None:
+    options = {"quick": True} if game == "hearts" else {}
+    checked = 0
+    for state in random_positions(game, players, options, seed=21, count=60, chance=0.2):
+        seat = state.to_act()[0]
+        observation = state.observation(seat)
+        if len(observation["legal_actions"]) < 2:
+            continue
+        changed = with_hidden_cards_swapped(state, seat)
+        if changed is None:
+            continue
+        assert changed.hands != state.hands
+        assert changed.observation(seat) == observation
+        choices = [
+            SearchStrategy(worlds=3).choose(view.observation(seat), random.Random(7))
+            for view in (state, changed)
+        ]
+        assert choices[0] == choices[1]
+        checked += 1
+        if checked == 4:
+            break
+    assert checked >= 2
+
+
+def test_a_time_budget_bounds_the_thinking() -> None:
+    state = next(
+        position
+        for position in random_positions("hearts", 4, {"quick": True}, seed=4, count=200)
+        if len(position.observation(position.to_act()[0])["legal_actions"]) > 2
+    )
+    seat = state.to_act()[0]
+    strategy = SearchStrategy(budget_ms=30)
+    started = time.perf_counter()
+    strategy.choose(state.observation(seat), random.Random(1))
+    assert time.perf_counter() - started < 2.0
+    assert strategy.last_worlds >= 1
+
+
+def test_deal_advantage_is_oriented_so_higher_is_better() -> None:
+    assert deal_advantage([13, 0, 0, 13], 1, lower_is_better=True) == pytest.approx(26 / 3)
+    assert deal_advantage([8, -1, -1, 5], 0, lower_is_better=False) == pytest.approx(7)
+    with pytest.raises(ValueError):
+        SearchStrategy(playout="oracle")

@@ -1,0 +1,62 @@
+"""The tournament: duplicate boards, oriented advantages, and the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cardtable.bots.tournament import (
+    confidence_interval,
+    game_advantages,
+    run_tournament,
+    win_shares,
+)
+from cardtable.cli.main import main
+
+
+def test_short_tournament_prints_one_json_object(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "tournament",
+            "--game", "hearts",
+            "--seats", "search,rules,random,random",
+            "--games", "4",
+            "--seed", "1",
+            "--budget-ms", "3",
+            "--option", "quick=true",
+            "--json",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["games"] == 4 and report["seconds"] >= 0
+    for name in ("search", "rules", "random"):
+        entry = report[name]
+        assert set(entry) >= {"mean_score", "win_rate", "ci95"}
+        low, high = entry["ci95"]
+        assert low <= entry["advantage"] <= high
+
+
+def test_table_output_and_refusals(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tournament", "--game", "belote", "--seats", "rules,random,rules,random",
+                 "--games", "4"]) == 0  # fmt: skip
+    assert "rules" in capsys.readouterr().out
+    assert main(["tournament", "--game", "358", "--seats", "rules,rules,rules"]) == 2
+    assert main(["tournament", "--game", "358", "--seats", "rules,random"]) == 2
+
+
+def test_every_strategy_plays_every_seat_on_the_same_cards() -> None:
+    report = run_tournament("whist", ["rules", "random", "random"], 2, seed=3)
+    assert report["games"] == 3 and report["boards"] == 1
+    # Two strategies: each one's advantage is the other's loss.
+    assert report["rules"]["advantage"] == pytest.approx(-report["random"]["advantage"])
+
+
+def test_advantage_is_oriented_and_wins_are_shared() -> None:
+    hearts = game_advantages(["a", "b", "b", "b"], [10, 20, 30, 40], lower_is_better=True)
+    assert hearts == {"a": pytest.approx(20.0), "b": pytest.approx(-20.0)}
+    assert win_shares(["a", "b", "a", "b"], [1, 2, 1, 2], ((0, 2), (1, 3))) == {"a": 1.0, "b": 0.0}
+    assert win_shares(["a", "b", "b"], [1, 1, 3]) == {"a": 0.5, "b": 0.25}
+    low, high = confidence_interval([1.0, 2.0, 3.0])
+    assert low < 2.0 < high and high - 2.0 == pytest.approx(4.303 * 1.0 / 3**0.5)

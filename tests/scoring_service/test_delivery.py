@@ -1,0 +1,297 @@
+"""Exactly-once effect: duplicates, redeliveries, restarts and poison messages change nothing else.
+
+The position lives in Postgres and moves in the same transaction as the rows, so whatever
+JetStream delivers twice (a crash between commit and ack, a restarted consumer) is skipped, and
+a batch stored twice in the log is skipped by its table version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import asyncpg
+import pytest
+from prometheus_client import CollectorRegistry
+
+from cardtable.platform.nats import NatsConnection
+from cardtable.scoring_service.consumer import stored_message
+from cardtable.scoring_service.messages import StoredMessage
+from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.writer import ProjectionWriter, read_position
+from cardtable_api.events.v1 import events_pb2
+from tests.scoring_service.conftest import running_consumer, snapshot, wait_for_position
+from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
+
+
+def two_tables() -> list[TableLog]:
+    return [
+        TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=61).play(),
+        TableLog("whist", [*people("ann", "eve"), bot("robo")], seed=62).play(),
+    ]
+
+
+def sample(registry: CollectorRegistry, name: str, **labels: str) -> float:
+    return registry.get_sample_value(name, labels) or 0.0
+
+
+async def test_batches_published_twice_are_counted_once(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    batches = interleave(two_tables())
+    registry = CollectorRegistry()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings, registry):
+        sequences = await publish(js, names, batches)
+        await wait_for_position(projection_pool, names.stream, sequences[-1])
+        once = await snapshot(projection_pool)
+
+        # The same command ids again: JetStream's de-duplication stores nothing new.
+        again = await publish(js, names, batches, expect_last_sequence=False)
+        assert again == sequences
+        # Stored a second time (say, a writer without message ids): the table version says
+        # they were folded already.
+        twice = await publish(js, names, batches, message_ids=False, expect_last_sequence=False)
+        await wait_for_position(projection_pool, names.stream, twice[-1])
+
+    assert await snapshot(projection_pool) == once
+    assert sample(registry, "scoring_skipped_batches_total", why="duplicate") == len(batches)
+    assert sample(registry, "scoring_projected_batches_total") == len(batches)
+    games = await projection_pool.fetch(
+        "SELECT player_id, games FROM ratings WHERE game = 'hearts'"
+    )
+    assert {record["games"] for record in games} == {1}
+
+
+async def test_a_crash_between_commit_and_ack_redelivers_what_is_then_skipped(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    batches = interleave(two_tables())
+    half = len(batches) // 2
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        first = await publish(js, names, batches[:half])
+        await wait_for_position(projection_pool, names.stream, first[-1])
+    rest = await publish(js, names, batches[half:])
+
+    # A consumer process takes the rest from the durable consumer and commits it, then dies
+    # before it can acknowledge anything.
+    subscription = await js.pull_subscribe_bind(
+        durable=consumer_settings.consumer_name, stream=names.stream
+    )
+    delivered = []
+    while len(delivered) < len(rest):
+        delivered += await subscription.fetch(len(rest) - len(delivered), timeout=5)
+    outcome = await ProjectionWriter(projection_pool, names).project(
+        [stored_message(message) for message in delivered]
+    )
+    await subscription.unsubscribe()
+    assert outcome.position == rest[-1]
+    committed = await snapshot(projection_pool, with_position=True)
+
+    # The next process gets them again once the ack wait runs out, and changes nothing.
+    registry = CollectorRegistry()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings, registry):
+        for _ in range(200):
+            if sample(registry, "scoring_skipped_batches_total", why="redelivered") >= len(rest):
+                break
+            await asyncio.sleep(0.05)
+        info = await js.consumer_info(names.stream, consumer_settings.consumer_name)
+
+    assert sample(registry, "scoring_skipped_batches_total", why="redelivered") == len(rest)
+    assert sample(registry, "scoring_projected_batches_total") == 0
+    assert info.num_ack_pending == 0
+    assert await snapshot(projection_pool, with_position=True) == committed
+
+
+async def test_a_crash_before_commit_loses_nothing(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    logs = two_tables()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        first = await publish(js, names, logs[0].batches[:10])
+        await wait_for_position(projection_pool, names.stream, first[-1])
+    rest = await publish(js, names, interleave([_rest(logs[0], 10), _rest(logs[1], 0)]))
+
+    # Delivered to a process that died before committing: nothing reached Postgres.
+    subscription = await js.pull_subscribe_bind(
+        durable=consumer_settings.consumer_name, stream=names.stream
+    )
+    assert await subscription.fetch(len(rest), timeout=1)
+    await subscription.unsubscribe()
+
+    # The next start sees the consumer ahead of the position and starts again from there,
+    # without waiting for the ack wait to expire.
+    async with running_consumer(
+        nats_connection, projection_pool, consumer_settings, ack_wait_seconds=600.0
+    ):
+        await wait_for_position(projection_pool, names.stream, rest[-1], timeout_seconds=20)
+    ratings = await projection_pool.fetchval("SELECT sum(games) FROM ratings")
+    assert ratings == 7
+
+
+def _rest(log: TableLog, start: int) -> TableLog:
+    copy = TableLog(log.spec.name, log.players, table_id=log.table_id)
+    copy.batches = log.batches[start:]
+    return copy
+
+
+async def test_restarting_the_consumer_while_the_log_grows(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    batches = interleave(two_tables())
+    chunks = [batches[i : i + len(batches) // 5] for i in range(0, len(batches), len(batches) // 5)]
+    last = 0
+    for chunk in chunks:  # a consumer per chunk, stopped while the next chunk is appended
+        async with running_consumer(
+            nats_connection, projection_pool, consumer_settings, batch_size=16
+        ):
+            last = (await publish(js, names, chunk))[-1]
+            await asyncio.sleep(0.05)
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        await wait_for_position(projection_pool, names.stream, last)
+
+    hearts = await projection_pool.fetch(
+        "SELECT player_id, games FROM ratings WHERE game = 'hearts' ORDER BY player_id"
+    )
+    assert [tuple(r) for r in hearts] == [("ann", 1), ("bob", 1), ("cy", 1), ("dee", 1)]
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
+
+
+async def test_poison_messages_are_set_aside_and_the_rest_goes_on(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    log = TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=71).play()
+    subject = names.table_subject(log.table_id)
+    newer = events_pb2.EventBatch()
+    newer.CopyFrom(log.batches[5])
+    newer.schema_version = 2
+    orphan = events_pb2.EventBatch(
+        schema_version=1, table_id="no-such-table", table_version=3, command_id="x"
+    )
+    registry = CollectorRegistry()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings, registry):
+        await publish(js, names, log.batches[:5])
+        garbage = await js.publish(subject, b"\xffnot an event batch", stream=names.stream)
+        future = await js.publish(
+            subject, newer.SerializeToString(), headers={"Cardtable-Schema": "1"}
+        )
+        header = await js.publish(
+            subject, log.batches[5].SerializeToString(), headers={"Cardtable-Schema": "2"}
+        )
+        unknown = await js.publish(names.table_subject("no-such-table"), orphan.SerializeToString())
+        sequences = await publish(js, names, log.batches[5:], expect_last_sequence=False)
+        await wait_for_position(projection_pool, names.stream, sequences[-1])
+        info = await js.consumer_info(names.stream, consumer_settings.consumer_name)
+
+    dead = await projection_pool.fetch(
+        "SELECT stream_sequence, subject, reason FROM dead_letters ORDER BY stream_sequence"
+    )
+    assert [(r["stream_sequence"], r["subject"]) for r in dead] == [
+        (garbage.seq, subject),
+        (future.seq, subject),
+        (header.seq, subject),
+        (unknown.seq, names.table_subject("no-such-table")),
+    ]
+    reasons = [r["reason"] for r in dead]
+    assert reasons[0].startswith("not an EventBatch")
+    assert reasons[1] == "schema version 2 is newer than this reader (version 1)"
+    assert reasons[2].startswith("Cardtable-Schema header '2'")
+    assert reasons[3] == "table no-such-table has no TableCreated before this batch"
+    assert sample(registry, "scoring_dead_letters_total") == 4
+    assert info.num_ack_pending == 0 and info.num_redelivered == 0
+    status = await projection_pool.fetchval(
+        "SELECT status FROM games WHERE table_id = $1", log.table_id
+    )
+    assert status == "finished"
+    assert await read_position(projection_pool, names.stream) == sequences[-1]
+
+
+async def test_a_message_the_database_refuses_is_set_aside_alone(
+    projection_pool: asyncpg.Pool, log_names: EventLogNames
+) -> None:
+    log = TableLog("whist", people("ann", "bob", "cy"), seed=73).play()
+    # A deal whose card count no column can hold: the fold accepts it, PostgreSQL does not.
+    bad = next(
+        index
+        for index, batch in enumerate(log.batches)
+        if any(e.fact_recorded.fact.kind == "DealStarted" for e in batch.events)
+    )
+    for event in log.batches[bad].events:
+        if event.fact_recorded.fact.kind == "DealStarted":
+            event.fact_recorded.fact.fields["cards_each"] = 2.0**40
+    messages = [
+        StoredMessage(
+            sequence,
+            log_names.table_subject(batch.table_id),
+            batch.SerializeToString(),
+            {"Cardtable-Schema": "1"},
+            datetime(2025, 1, 1, tzinfo=UTC),
+        )
+        for sequence, batch in enumerate(log.batches, start=1)
+    ]
+
+    outcome = await ProjectionWriter(projection_pool, log_names).project(messages)
+
+    assert outcome.position == len(messages)
+    first, *later = sorted(outcome.dead_letters)
+    assert first == bad + 1
+    assert "could not be stored" in outcome.dead_letters[first]
+    # What this deal's later moves say cannot be folded without it; they are set aside too,
+    # each with its reason, and the game goes on from the next deal.
+    assert later and all("has no deal in play" in outcome.dead_letters[s] for s in later)
+    assert outcome.projected == len(messages) - 1 - len(later)
+    status = await projection_pool.fetchval("SELECT status FROM games")
+    assert status == "finished"
+
+
+async def test_a_durable_consumer_deleted_under_the_service_is_made_again(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    first, second = two_tables()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        done = await publish(js, names, first.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1])
+        await js.delete_consumer(names.stream, consumer_settings.consumer_name)
+        done = await publish(js, names, second.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
+
+
+async def test_a_broken_schema_stops_the_writer_instead_of_setting_messages_aside(
+    projection_pool: asyncpg.Pool, log_names: EventLogNames
+) -> None:
+    log = TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=74).play()
+    messages = [
+        StoredMessage(
+            sequence,
+            log_names.table_subject(batch.table_id),
+            batch.SerializeToString(),
+            {},
+            datetime(2025, 1, 1, tzinfo=UTC),
+        )
+        for sequence, batch in enumerate(log.batches, start=1)
+    ]
+    await projection_pool.execute("DROP TABLE deal_seats")
+
+    with pytest.raises(asyncpg.UndefinedTableError):
+        await ProjectionWriter(projection_pool, log_names).project(messages)
+
+    assert await projection_pool.fetchval("SELECT count(*) FROM dead_letters") == 0
+    assert await read_position(projection_pool, log_names.stream) == 0

@@ -1,0 +1,157 @@
+"""The pure parts of the scoring service, without servers: decoding, rating rules, tokens."""
+
+from __future__ import annotations
+
+import doctest
+from datetime import UTC, datetime
+from types import ModuleType
+
+import pytest
+
+from cardtable.platform.settings import SettingsError
+from cardtable.scoring_service import database, page_tokens, projection, settings
+from cardtable.scoring_service.messages import PoisonMessageError, StoredMessage, decode
+from cardtable.scoring_service.page_tokens import BadPageTokenError, decode_page_token
+from cardtable.scoring_service.ratings import FinishedGame, RatedSeat, seat_changes
+from cardtable.scoring_service.settings import EventLogNames, ScoringSettings
+from cardtable_api.events.v1 import events_pb2
+
+NAMES = EventLogNames.from_prefix("CARDTABLE")
+AT = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "module", [settings, database, page_tokens, projection], ids=lambda m: m.__name__
+)
+def test_docstring_examples_pass(module: ModuleType) -> None:
+    results = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert results.attempted > 0
+    assert results.failed == 0
+
+
+def stored(
+    batch: events_pb2.EventBatch | bytes,
+    subject: str = "cardtable.table.t1",
+    headers: dict[str, str] | None = None,
+) -> StoredMessage:
+    data = batch if isinstance(batch, bytes) else batch.SerializeToString()
+    return StoredMessage(7, subject, data, headers or {"Cardtable-Schema": "1"}, AT)
+
+
+def batch(**fields: object) -> events_pb2.EventBatch:
+    values: dict[str, object] = {"schema_version": 1, "table_id": "t1", "table_version": 1}
+    values.update(fields)
+    return events_pb2.EventBatch(**values)  # type: ignore[arg-type]
+
+
+def test_a_batch_without_occurred_at_takes_the_time_it_was_stored() -> None:
+    decoded = decode(stored(batch()), NAMES)
+    assert (decoded.table_id, decoded.sequence, decoded.occurred_at) == ("t1", 7, AT)
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        (stored(b"\xff\xff\xff"), "not an EventBatch"),
+        (stored(batch(schema_version=3)), "schema version 3 is newer than this reader"),
+        (stored(batch(schema_version=0)), "the batch has no schema version"),
+        (stored(batch(), headers={"Cardtable-Schema": "2"}), "Cardtable-Schema header '2'"),
+        (stored(batch(), subject="cardtable.lobby.t1"), "subject 'cardtable.lobby.t1' is not"),
+        (stored(batch(table_id="t2")), "the batch is for table 't2', its subject for 't1'"),
+        (stored(batch(table_version=0)), "the batch has no table version"),
+    ],
+)
+def test_unusable_messages_are_poison_with_a_reason(message: StoredMessage, reason: str) -> None:
+    with pytest.raises(PoisonMessageError) as caught:
+        decode(message, NAMES)
+    assert caught.value.reason.startswith(reason)
+
+
+def finished(
+    game: str,
+    totals: list[int],
+    *,
+    left: dict[int, float] | None = None,
+    bots: tuple[int, ...] = (),
+    reason: str = "",
+) -> FinishedGame:
+    left = left or {}
+    return FinishedGame(
+        table_id="t",
+        game=game,
+        sequence=1,
+        at=AT,
+        totals=tuple(totals),
+        seats=tuple(
+            RatedSeat(f"p{seat}", "bot" if seat in bots else "person", left.get(seat))
+            for seat in range(len(totals))
+        ),
+        ended_early=bool(reason),
+        end_reason=reason,
+    )
+
+
+def test_a_leaver_loses_five_n_times_the_share_played() -> None:
+    changes = seat_changes(finished("whist", [120, 90, 75, 60], left={3: 0.5}), [1500.0] * 4)
+    assert [c.change for c in changes] == pytest.approx([20, 0, -8, -30])
+    assert [c.leaver_deduction for c in changes] == [0, 0, 0, 10]
+
+
+def test_everyone_else_left_needs_exactly_one_person_still_seated() -> None:
+    game = finished("whist", [0, 0, 0], left={0: 0.2, 1: 0.5}, reason="everyone_else_left")
+    assert [c.change for c in seat_changes(game, [1500.0] * 3)] == [-15, -15, 15]
+    nobody = finished("whist", [0, 0, 0], left={0: 0.2, 1: 0.5}, bots=(2,), reason="x")
+    with pytest.raises(PoisonMessageError, match="no rating rule"):
+        seat_changes(nobody, [1500.0] * 3)
+    nobody = finished(
+        "whist", [0, 0, 0], left={0: 0.2, 1: 0.5}, bots=(2,), reason="everyone_else_left"
+    )
+    with pytest.raises(PoisonMessageError, match="exactly one person"):
+        seat_changes(nobody, [1500.0] * 3)
+    with pytest.raises(PoisonMessageError, match="hearts game ended early"):
+        seat_changes(finished("hearts", [0, 0, 0, 0], reason="everyone_else_left"), [1500.0] * 4)
+
+
+def test_a_tied_belote_end_cannot_be_rated() -> None:
+    with pytest.raises(PoisonMessageError, match="no rating for this game's end"):
+        seat_changes(finished("belote", [500, 500, 500, 500]), [1500.0] * 4)
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "!!!", "e30", "W10", "eyJraW5kIjoiZ2FtZXMifQ", "x" * 2000],
+    ids=["empty", "not-base64", "no-kind", "a-list", "other-kind", "too-long"],
+)
+def test_page_tokens_not_made_for_the_request_are_refused(token: str) -> None:
+    with pytest.raises(BadPageTokenError):
+        decode_page_token(token, "leaderboard")
+
+
+def test_settings_read_names_and_refuse_bad_values() -> None:
+    env = {
+        "NATS_URL": "nats://nats:4222",
+        "DATABASE_URL": "postgresql://scoring@db/cardtable",
+        "EVENT_PREFIX": "DEV",
+        "SCORING_BATCH_SIZE": "64",
+    }
+    read = ScoringSettings.from_env(env)
+    assert read.consumer.log == EventLogNames("DEV_EVENTS", "dev")
+    assert (read.consumer.consumer_name, read.consumer.schema) == ("scoring", "scoring")
+    assert read.consumer.batch_size == 64
+    with pytest.raises(SettingsError) as caught:
+        ScoringSettings.from_env(
+            {
+                "EVENT_PREFIX": "a.b",
+                "SCORING_SCHEMA": "Bad-Schema",
+                "SCORING_ACK_WAIT_SECONDS": "0",
+            }
+        )
+    problems = "\n".join(caught.value.problems)
+    for variable in (
+        "NATS_URL",
+        "DATABASE_URL",
+        "EVENT_PREFIX",
+        "SCORING_SCHEMA",
+        "SCORING_ACK_WAIT_SECONDS",
+    ):
+        assert variable in problems

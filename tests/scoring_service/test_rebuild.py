@@ -1,0 +1,158 @@
+"""Rebuild: the whole log projected again into a fresh schema equals the live projection."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from cardtable.platform.nats import NatsConnection
+from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
+from cardtable.scoring_service.settings import ConsumerSettings
+from cardtable_api.events.v1 import events_pb2
+from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
+from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
+
+REBUILT = "scoring_rebuild"
+
+
+def many_tables() -> list[TableLog]:
+    players = [*people("ann", "bob", "cy", "dee", "eve"), bot("robo")]
+    logs = []
+    for seed in range(8):
+        game = ["whist", "358", "belote", "hearts"][seed % 4]
+        seats = 3 if game == "358" else 4
+        chosen = [players[(seed + offset) % len(players)] for offset in range(seats)]
+        log = TableLog(
+            game, chosen, seed=100 + seed, options={"quick": "true"} if seed == 3 else {}
+        )
+        log.open_and_start()
+        log.play_deals(3)
+        if seed == 0:
+            log.leave(1)
+        log.play_to_end()
+        logs.append(log)
+    unfinished = TableLog("whist", people("fay", "gus", "hal"), seed=120)
+    unfinished.open_and_start()
+    unfinished.play_deals(2)
+    return [*logs, unfinished]
+
+
+async def test_a_rebuild_equals_the_live_projection_table_by_table(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    logs = many_tables()
+    batches = interleave(logs)
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        await publish(js, names, batches)
+        # A poison message and a batch stored twice belong to the log too.
+        await js.publish(names.table_subject(logs[0].table_id), b"\x00garbage")
+        last = await publish(
+            js, names, logs[1].batches[-3:], message_ids=False, expect_last_sequence=False
+        )
+        await wait_for_position(projection_pool, names.stream, last[-1])
+
+    progress: list[RebuildProgress] = []
+    result = await rebuild(
+        fresh_database_url,
+        js,
+        names,
+        schema=REBUILT,
+        on_progress=progress.append,
+        messages_per_transaction=500,
+    )
+
+    assert result.position == last[-1]
+    assert result.messages == len(batches) + 4
+    assert result.dead_letters == 1
+    assert [p.position for p in progress] == sorted(p.position for p in progress)
+    assert progress[-1].position == progress[-1].last_sequence == last[-1]
+    async with projection_pool.acquire() as connection:
+        comparison = await compare_projections(connection, SCHEMA, REBUILT)
+    assert [c.table for c in comparison if not c.identical] == []
+    rows = {c.table: c.rows_in_first for c in comparison}
+    assert rows["games"] == 9 and rows["dead_letters"] == 1 and rows["rating_changes"] == 30
+    assert all(c.rows_in_first == c.rows_in_second for c in comparison)
+
+
+async def test_the_comparison_names_the_rows_that_differ(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    log = TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=3).play()
+    await publish(js, names, log.batches)
+    await rebuild(fresh_database_url, js, names, schema=SCHEMA)
+    await rebuild(fresh_database_url, js, names, schema=REBUILT)
+    await projection_pool.execute(
+        f"UPDATE {REBUILT}.ratings SET rating = rating + 1 WHERE player_id = 'ann'"
+    )
+    await projection_pool.execute(f"DELETE FROM {REBUILT}.deal_seats WHERE deal_number = 1")
+
+    async with projection_pool.acquire() as connection:
+        comparison = {c.table: c for c in await compare_projections(connection, SCHEMA, REBUILT)}
+
+    assert {table for table, c in comparison.items() if not c.identical} == {
+        "ratings",
+        "deal_seats",
+    }
+    assert (comparison["ratings"].only_in_first, comparison["ratings"].only_in_second) == (1, 1)
+    assert (comparison["deal_seats"].only_in_first, comparison["deal_seats"].only_in_second) == (
+        4,
+        0,
+    )
+    assert any("(ann,hearts," in example for example in comparison["ratings"].examples)
+
+
+async def test_rebuilding_the_live_schema_in_place_lets_the_consumer_go_on(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    first = TableLog("whist", people("ann", "bob", "cy"), seed=4).play()
+    second = TableLog("belote", people("ann", "bob", "cy", "dee"), seed=5).play()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        done = await publish(js, names, first.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1])
+
+    # Operators stop the consumer, rebuild the schema itself, and start it again.
+    await rebuild(fresh_database_url, js, names, schema=SCHEMA)
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        done = await publish(js, names, second.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1])
+
+    await rebuild(fresh_database_url, js, names, schema=REBUILT)
+    async with projection_pool.acquire() as connection:
+        comparison = await compare_projections(connection, SCHEMA, REBUILT)
+    assert [c.table for c in comparison if not c.identical] == []
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
+
+
+async def test_rebuilding_an_empty_log(
+    nats_connection: NatsConnection,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+    projection_pool: asyncpg.Pool,
+) -> None:
+    result = await rebuild(
+        fresh_database_url, nats_connection.jetstream, consumer_settings.log, schema=REBUILT
+    )
+    assert (result.position, result.messages, result.events) == (0, 0, 0)
+    assert await projection_pool.fetchval(f"SELECT count(*) FROM {REBUILT}.games") == 0
+
+
+def test_event_batches_of_the_fixture_log_are_whole() -> None:
+    """The fixture writer's own invariants, so the tests above rest on a sound log."""
+    log = TableLog("belote", people("ann", "bob", "cy", "dee"), seed=9).play()
+    versions = [batch.table_version for batch in log.batches]
+    assert versions == list(range(1, len(log.batches) + 1))
+    bodies = [event.WhichOneof("body") for batch in log.batches for event in batch.events]
+    assert bodies[0] == "table_created" and bodies[-1] == "game_finished"
+    assert bodies.count("deal_committed") == bodies.count("deal_seed_revealed")
+    assert isinstance(log.batches[0], events_pb2.EventBatch)
