@@ -1,0 +1,96 @@
+"""Games of each kind played through the table service, projected by the scoring consumer.
+
+The log here is the real one: scripted clients play over gRPC, the table service appends,
+and the live consumer projects the stream. Deal scores, totals and places are compared with
+the game record the table service serves, and the rating changes are computed in the test
+from RULES.md's formulas (equal starting ratings of 1500).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import asyncpg
+import pytest
+
+from cardtable.engine import rating
+from cardtable.platform.nats import NatsConnection
+from cardtable.platform.provisioning import NatsNamespace
+from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable_api.table.v1 import table_pb2
+from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
+from tests.table_service.harness import play_to_the_end, running_rules, running_table_service
+
+GAMES = [
+    ("hearts", 4, {"quick": "true"}),
+    ("whist", 3, {}),
+    ("358", 3, {}),
+    ("belote", 4, {}),
+]
+
+
+@pytest.mark.parametrize(("game", "seats", "options"), GAMES)
+async def test_a_game_played_through_the_table_service_is_scored_and_rated(
+    nats_url: str,
+    nats_connection: NatsConnection,
+    nats_namespace: NatsNamespace,
+    projection_pool: asyncpg.Pool,
+    game: str,
+    seats: int,
+    options: dict[str, str],
+) -> None:
+    names = [f"{game}-player-{seat}" for seat in range(seats)]
+    async with (
+        running_rules() as rules_address,
+        running_table_service(nats_url, nats_namespace.prefix, rules_address) as cluster,
+    ):
+        host = cluster.player("host")
+        table_id = await host.create(game, seats, options)
+        players = {seat: cluster.player(name) for seat, name in enumerate(names)}
+        for seat, player in players.items():
+            await player.join(table_id, seat)
+        await play_to_the_end(table_id, players, random.Random(f"scored-{game}"))
+        record = json.loads(
+            (
+                await host.stub.GetGameRecord(table_pb2.GetGameRecordRequest(table_id=table_id))
+            ).record_json
+        )
+        last = await cluster.subject_sequence(table_id)
+    settings = ConsumerSettings(
+        log=EventLogNames.from_prefix(nats_namespace.prefix),
+        consumer_name="scoring",
+        schema=SCHEMA,
+        batch_size=256,
+        ack_wait_seconds=2.0,
+    )
+    async with running_consumer(nats_connection, projection_pool, settings):
+        await wait_for_position(projection_pool, settings.log.stream, last)
+
+    rows = await projection_pool.fetch(
+        "SELECT deal_number, array_agg(score ORDER BY seat) AS scores, "
+        "array_agg(total ORDER BY seat) AS totals FROM deal_seats WHERE table_id = $1 "
+        "GROUP BY deal_number ORDER BY deal_number",
+        table_id,
+    )
+    played = [deal for deal in record["deals"] if deal["scores"] is not None]
+    assert [list(row["scores"]) for row in rows] == [deal["scores"] for deal in played]
+    assert [list(row["totals"]) for row in rows] == [deal["totals"] for deal in played]
+    finals = await projection_pool.fetch(
+        "SELECT player_id, total, place FROM game_players WHERE table_id = $1 ORDER BY seat",
+        table_id,
+    )
+    totals, places = record["result"]["totals"], record["result"]["places"]
+    assert [tuple(row) for row in finals] == list(zip(names, totals, places, strict=True))
+    expected = rating.rating_changes(game, totals, [rating.INITIAL_RATING] * seats)
+    changes = await projection_pool.fetch(
+        "SELECT change FROM rating_changes WHERE table_id = $1 ORDER BY seat", table_id
+    )
+    assert [row["change"] for row in changes] == pytest.approx(expected)
+    rated = await projection_pool.fetch(
+        "SELECT player_id, rating FROM ratings WHERE game = $1 ORDER BY player_id", game
+    )
+    assert {row["player_id"]: row["rating"] for row in rated} == {
+        name: pytest.approx(rating.INITIAL_RATING + change)
+        for name, change in zip(names, expected, strict=True)
+    }
