@@ -8,12 +8,14 @@ from RULES.md's formulas (equal starting ratings of 1500).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 
 import asyncpg
 import pytest
 
+from cardtable.cli.main import main as cli
 from cardtable.engine import rating
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
@@ -94,3 +96,41 @@ async def test_a_game_played_through_the_table_service_is_scored_and_rated(
         name: pytest.approx(rating.INITIAL_RATING + change)
         for name, change in zip(names, expected, strict=True)
     }
+
+
+async def test_rebuild_command_matches_the_live_projection(
+    nats_url: str,
+    nats_connection: NatsConnection,
+    nats_namespace: NatsNamespace,
+    projection_pool: asyncpg.Pool,
+    fresh_database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with (
+        running_rules() as rules_address,
+        running_table_service(nats_url, nats_namespace.prefix, rules_address) as cluster,
+    ):
+        for game, seats, options in GAMES[:2]:
+            host = cluster.player("host")
+            table_id = await host.create(game, seats, options)
+            players = {seat: cluster.player(f"r{seat}") for seat in range(seats)}
+            for seat, player in players.items():
+                await player.join(table_id, seat)
+            await play_to_the_end(table_id, players, random.Random(game))
+        last = (await nats_connection.jetstream.stream_info(cluster.names.stream)).state.last_seq
+    settings = ConsumerSettings(
+        log=EventLogNames.from_prefix(nats_namespace.prefix),
+        consumer_name="scoring",
+        schema=SCHEMA,
+        batch_size=256,
+        ack_wait_seconds=2.0,
+    )
+    async with running_consumer(nats_connection, projection_pool, settings):
+        await wait_for_position(projection_pool, settings.log.stream, last)
+    monkeypatch.setenv("NATS_URL", nats_url)
+    monkeypatch.setenv("DATABASE_URL", fresh_database_url)
+    monkeypatch.setenv("EVENT_PREFIX", nats_namespace.prefix)
+    code = await asyncio.to_thread(
+        cli, ["rebuild", "--schema", "rebuilt", "--compare-with", SCHEMA]
+    )
+    assert code == 0

@@ -286,6 +286,81 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 2
 
 
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    """Rebuild the scoring projection from the whole log, then compare it with the live one."""
+    import os
+
+    from cardtable.eventlog.reader import log_reader
+    from cardtable.scoring_service.database import create_schema_pool
+    from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
+    from cardtable.scoring_service.settings import EventLogNames
+
+    console = Console(stderr=True)
+    database_url = os.environ.get("DATABASE_URL")
+    if not database_url:
+        console.print(Text("set DATABASE_URL (and NATS_URL) to rebuild the projection", "red"))
+        return 2
+    names = EventLogNames.from_prefix(os.environ.get("EVENT_PREFIX", "cardtable"))
+
+    async def work() -> int:
+        async with log_reader() as reader:
+            with _progress(console) as progress:
+                task = progress.add_task(f"rebuilding into {args.schema}", total=None)
+
+                def report(step: RebuildProgress) -> None:
+                    progress.update(task, completed=step.position, total=step.last_sequence)
+
+                result = await rebuild(
+                    database_url,
+                    reader.connection.jetstream,
+                    names,
+                    schema=args.schema,
+                    on_progress=report,
+                )
+        console.print(
+            f"rebuilt {result.messages:,} messages ({result.events:,} events) into "
+            f"{result.schema} in {result.seconds:.1f} s: {result.events_per_second:,.0f} "
+            f"events/s, {result.dead_letters} dead letters"
+        )
+        if not args.compare_with:
+            return 0
+        pool = await create_schema_pool(database_url, args.schema, max_size=1)
+        try:
+            async with pool.acquire() as connection:
+                comparisons = await compare_projections(connection, args.compare_with, args.schema)
+        finally:
+            await pool.close()
+        table = Table(title=f"{args.compare_with} (live) against {args.schema} (rebuilt)")
+        for column in ("table", "live rows", "rebuilt rows", "only live", "only rebuilt"):
+            table.add_column(column, justify="right")
+        for item in comparisons:
+            table.add_row(
+                item.table,
+                f"{item.rows_in_first:,}",
+                f"{item.rows_in_second:,}",
+                str(item.only_in_first),
+                str(item.only_in_second),
+                style=None if item.identical else "red",
+            )
+        console.print(table)
+        differing = [item for item in comparisons if not item.identical]
+        for item in differing:
+            for example in item.examples:
+                console.print(Text(f"  {item.table}: {example}", "red"))
+        console.print(
+            Text("identical, row for row", "green")
+            if not differing
+            else Text(f"{len(differing)} tables differ", "red")
+        )
+        return 0 if not differing else 1
+
+    try:
+        return asyncio.run(work())
+    except (RuntimeError, TimeoutError, ValueError) as error:
+        console.print(Text(str(error), "red"))
+        return 2
+
+
 def cmd_bench_engine(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     yardstick = Path(args.yardstick) if args.yardstick else find_yardstick(Path.cwd())
@@ -448,6 +523,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     aud.add_argument("--json", action="store_true", help="print the report as JSON")
     aud.set_defaults(handler=cmd_audit)
+
+    rebuild_parser = commands.add_parser(
+        "rebuild",
+        help="rebuild the scoring projection from the log and compare it with the live one",
+    )
+    rebuild_parser.add_argument("--schema", default="scoring_rebuild", help="schema to build into")
+    rebuild_parser.add_argument(
+        "--compare-with", default="scoring", help="live schema to compare with ('' to skip)"
+    )
+    rebuild_parser.set_defaults(handler=cmd_rebuild)
 
     export = commands.add_parser("export", help="write game records from the event log")
     export_source = export.add_mutually_exclusive_group(required=True)
