@@ -469,7 +469,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cardtable.stack.run import run_stack
 
     console = Console()
-    return asyncio.run(run_stack(Path(args.log_dir), console.print))
+    return asyncio.run(
+        run_stack(
+            Path(args.log_dir),
+            console.print,
+            demo=not args.no_demo,
+            exit_after_demo=args.exit_after_demo,
+        )
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -570,6 +577,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run the whole system locally until Ctrl-C")
     run.add_argument("--log-dir", default=".run/logs", help="where the services write their logs")
+    run.add_argument("--no-demo", action="store_true", help="serve without the demonstration")
+    run.add_argument(
+        "--exit-after-demo", action="store_true", help="stop everything once the demo is shown"
+    )
     run.set_defaults(handler=cmd_run)
     return parser
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from cardtable.platform.dev_servers import async_dev_servers
 from cardtable.platform.server_process import free_port
+from cardtable.stack.demo import play_demo, result_tables
 from cardtable.stack.processes import SERVICE_MODULES, ServiceProcess, start
 
 DEFAULT_PORTS = {"rules": 50051, "table": 50052, "scoring": 50053, "bots": 50054}
@@ -50,14 +51,20 @@ def available_services() -> list[str]:
 
 async def run_stack(
     log_dir: Path,
-    say: Callable[[str], None],
+    say: Callable[[object], None],
     stop: asyncio.Event | None = None,
+    *,
+    demo: bool = True,
+    exit_after_demo: bool = False,
+    live: bool = True,
+    handle_signals: bool = True,
 ) -> int:
-    """Start everything, print how to reach it, serve until ``stop`` (or a signal)."""
+    """Start everything, play the demonstration, print how to reach it, serve until ``stop``."""
     stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+    if handle_signals:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
     os.makedirs(log_dir, exist_ok=True)
     key = os.environ.get("TOKEN_SIGNING_KEY") or secrets.token_hex(32)
     async with contextlib.AsyncExitStack() as stack:
@@ -97,6 +104,21 @@ async def run_stack(
         say(f"  grpcurl -plaintext {rules_address} list")
         say(f"  grpcurl -plaintext {rules_address} cardtable.rules.v1.RulesService/ListGames")
         say("")
+        if demo and {"table", "scoring", "bots"} <= set(started):
+            say("demonstration: one table of each game, computer players in every seat")
+            result = await play_demo(
+                started["table"].address, started["scoring"].address, key, say, live=live
+            )
+            say(result_tables(result))
+            say(f"demonstration finished in {result.seconds:.0f} s; replay a game with:")
+            first = result.tables[0]
+            say(
+                f"  NATS_URL={nats_url} EVENT_PREFIX=cardtable "
+                f".venv/bin/cardtable replay {first.table_id} --seat 0"
+            )
+            say(f"  ... or audit it: .venv/bin/cardtable audit {first.table_id}")
+            if exit_after_demo:
+                return 0
         say("serving until Ctrl-C ...")
         await stop.wait()
         say("stopping ...")

@@ -1,0 +1,67 @@
+"""``make run``'s demonstration, checked against the scoring service's own answers.
+
+The whole system runs as in ``make run`` (servers from the wheels, or NATS_URL/DATABASE_URL,
+each service its own process); the demonstration plays one table of each game with computer
+players and prints the rankings and leaderboards. While it still serves, the test asks the
+scoring service itself and compares every printed leaderboard row with its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import grpc
+import pytest
+from rich.console import Console
+
+from cardtable.stack.run import run_stack
+from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
+
+pytestmark = pytest.mark.timeout(400)
+
+
+async def test_demonstration_prints_what_the_scoring_service_says(tmp_path: Path) -> None:
+    console = Console(record=True, width=200, color_system=None)
+    printed: list[str] = []
+
+    def say(message: object) -> None:
+        console.print(message)
+        printed.append(console.export_text(clear=True))
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        run_stack(tmp_path / "logs", say, stop, live=False, handle_signals=False)
+    )
+    try:
+        while not any("serving until Ctrl-C" in line for line in printed):
+            if task.done():
+                task.result()
+                raise AssertionError("the stack stopped before serving")
+            await asyncio.sleep(0.5)
+        text = "".join(printed)
+        assert "final rankings" in text and "demonstration finished" in text
+        scoring_address = re.search(r"scoring\s+service\s+(\S+)", text)
+        assert scoring_address is not None
+        boards = text[text.index("rating leaderboards") : text.index("demonstration finished")]
+        rows = re.findall(r"│ (\w+)\s+│ (\d+)\s+│ (bot:\S+)\s+│ ([\d.]+)\s+│ (\d+)\s+│", boards)
+        assert {row[0] for row in rows} == {"whist", "358", "belote", "hearts"}
+        async with grpc.aio.insecure_channel(scoring_address.group(1)) as channel:
+            scoring = scoring_pb2_grpc.ScoringServiceStub(channel)
+            for game in ("whist", "358", "belote", "hearts"):
+                reply = await scoring.GetLeaderboard(scoring_pb2.GetLeaderboardRequest(game=game))
+                answered = [
+                    (
+                        game,
+                        str(entry.rank),
+                        entry.player_id,
+                        f"{entry.rating:.1f}",
+                        str(entry.games),
+                    )
+                    for entry in reply.entries
+                ]
+                assert [row for row in rows if row[0] == game] == answered
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, 60) == 0
