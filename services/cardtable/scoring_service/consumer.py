@@ -28,6 +28,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from cardtable.platform.logging import BoundLogger, get_logger
+from cardtable.platform.tracing import context_from_headers, current, current_trace_id
 from cardtable.scoring_service.database import is_transient
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.metrics import ProjectionMetrics
@@ -216,6 +217,18 @@ class ProjectionConsumer:
         self._metrics.observe(
             outcome, [(committed_at - item.stored_at).total_seconds() for item in stored]
         )
+        for item in stored:
+            # the move's trace context came with it from the table service: log its trace id,
+            # so one move can be followed from the client's call to this commit
+            with current(context_from_headers(item.headers)):
+                self._log.debug(
+                    "projected",
+                    extra={
+                        "stream_sequence": item.sequence,
+                        "subject": item.subject,
+                        "trace_id": current_trace_id(),
+                    },
+                )
         for gap in outcome.gaps:
             self._log.warning(
                 "batches missing from a table's subject",

@@ -19,6 +19,7 @@ import nats.errors
 from nats.js.errors import APIError
 
 from cardtable.platform.logging import get_logger
+from cardtable.platform.tracing import current_trace_id
 from cardtable.table_service.auth import Principal
 from cardtable.table_service.commands import Decider, Decision, Environment, Table
 from cardtable.table_service.errors import (
@@ -229,6 +230,15 @@ class TableApplication:
                 if decision.game_state is not None:
                     table.game_state, table.game_status = decision.game_state, decision.game_status
                 self._remember(table)
+                _log.debug(
+                    "command applied",
+                    extra={
+                        "table_id": table_id,
+                        "command_id": command_id,
+                        "version": table.state.version,
+                        "trace_id": current_trace_id(),
+                    },
+                )
                 await self._after_append(table, decision)
                 return Outcome(table, decision, already_applied=False)
         raise ConcurrencyConflictError("the table kept changing; try again")

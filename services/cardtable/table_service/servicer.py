@@ -18,7 +18,8 @@ from nats.aio.client import Client as NatsClient
 
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
-from cardtable.platform.tracing import context_from_metadata, current
+from cardtable.platform.logging import get_logger
+from cardtable.platform.tracing import context_from_metadata, current, current_trace_id
 from cardtable.table_service.application import (
     Outcome,
     TableApplication,
@@ -53,6 +54,7 @@ DEFAULT_SETTINGS = events_pb2.TableSettings(
     turn_timer_ms=30_000, fill_with_bots=True, fill_wait_ms=20_000, bot_strategy="rules"
 )
 MAX_PAGE_SIZE = 200
+_log = get_logger(__name__)
 _STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
     BadRequestError: grpc.StatusCode.INVALID_ARGUMENT,
     NotAuthenticatedError: grpc.StatusCode.UNAUTHENTICATED,
@@ -306,6 +308,17 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             table = outcome.table
             if self._metrics is not None and not outcome.already_applied:
                 self._metrics.moves.labels(table.state.game).inc()
+            _log.info(
+                "move",
+                extra={
+                    "table_id": table_id,
+                    "player_id": principal.player_id,
+                    "seat": request.seat,
+                    "version": table.state.version,
+                    "already_applied": outcome.already_applied,
+                    "trace_id": current_trace_id(),
+                },
+            )
             return table_pb2.MakeMoveResponse(version=table.state.version, status=table.game_status)
 
         return await guarded(context, work, self._metrics, "MakeMove")
