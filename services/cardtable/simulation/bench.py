@@ -69,17 +69,36 @@ def run_yardstick(path: Path, seconds: float) -> dict[str, float]:
     return result
 
 
-def engine_bench(seconds: float, yardstick: Path | None) -> dict[str, Any]:
-    """Every game's throughput, the yardstick's, and the ratios the targets are stated in."""
-    results = [
-        measure_game(game, players, options, seconds) for game, players, options in BENCH_GAMES
-    ]
+def engine_bench(seconds: float, yardstick: Path | None, rounds: int = 5) -> dict[str, Any]:
+    """Every game's throughput, the yardstick's, and the ratios the targets are stated in.
+
+    The games and the yardstick run in interleaved rounds (each ``seconds / rounds`` per
+    round) and each one's median round is reported, so a burst of load from another process
+    on a shared machine moves every measurement alike instead of skewing whichever one ran
+    during it.
+    """
+    per_round = seconds / rounds
+    samples: dict[str, list[dict[str, Any]]] = {game: [] for game, _, _ in BENCH_GAMES}
+    yardstick_rounds: list[dict[str, float]] = []
+    for _ in range(rounds):
+        for game, players, options in BENCH_GAMES:
+            samples[game].append(measure_game(game, players, options, per_round))
+        if yardstick is not None:
+            yardstick_rounds.append(run_yardstick(yardstick, per_round))
+    results = []
+    for runs in samples.values():
+        ordered = sorted(runs, key=lambda run: run["actions_per_s"])
+        median = dict(ordered[len(ordered) // 2])
+        median["games"] = sum(run["games"] for run in runs)
+        median["rounds"] = rounds
+        results.append(median)
     hearts = results[0]
     for result in results:
         result["actions_vs_hearts"] = round(result["actions_per_s"] / hearts["actions_per_s"], 3)
     report: dict[str, Any] = {"seconds_per_game": seconds, "games": results}
-    if yardstick is not None:
-        measured = run_yardstick(yardstick, seconds)
+    if yardstick_rounds:
+        ordered_yardstick = sorted(yardstick_rounds, key=lambda run: run["deals_per_s"])
+        measured = ordered_yardstick[len(ordered_yardstick) // 2]
         report["yardstick"] = measured
         report["hearts_deals_vs_yardstick"] = round(
             hearts["deals_per_s"] / measured["deals_per_s"], 3
