@@ -37,6 +37,7 @@ from cardtable.engine.cards import (
 from cardtable.engine.cards import (
     HEARTS as HEART_SUIT,
 )
+from cardtable.engine.errors import IllegalAction
 from cardtable.engine.facts import (
     CardPlayed,
     CardsDealt,
@@ -122,6 +123,13 @@ class MoonShot(NamedTuple):
 
     seat: int
     audience: tuple[int, ...] | None = None
+
+
+#: Every CardPlayed fact there can be, built once: facts never change, and a playout makes
+#: fifty-two of them per deal.
+PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
+    tuple(CardPlayed(seat, card) for card in range(52)) for seat in range(PLAYERS)
+)
 
 
 class HeartsState(GameState):
@@ -231,6 +239,21 @@ class HeartsState(GameState):
                 return safe
         return hand
 
+    def why_illegal(self, seat: int, action: Action) -> str | None:
+        # The common case of every playout, checked without the general preamble.
+        if self._phase == PLAY_PHASE and seat == self.player and action.kind == PLAY_CARD:
+            return self._why_play_illegal(seat, action.card)
+        return super().why_illegal(seat, action)
+
+    def apply(self, seat: int, action: Action) -> list[Fact]:
+        # Same rules as GameState.apply; the common case skips two levels of dispatch.
+        if self._phase == PLAY_PHASE and seat == self.player and action.kind == PLAY_CARD:
+            reason = self._why_play_illegal(seat, action.card)
+            if reason is not None:
+                raise IllegalAction(reason)
+            return self._apply_play(seat, action.card)
+        return super().apply(seat, action)
+
     def _why_illegal(self, seat: int, action: Action) -> str | None:
         if self._phase == PASS_PHASE:
             return self._why_pass_illegal(seat, action)
@@ -304,7 +327,7 @@ class HeartsState(GameState):
         trick.append(card)
         if SUIT_OF[card] == HEART_SUIT:
             self.hearts_broken = True
-        played = CardPlayed(seat, card)
+        played = PLAYED[seat][card]
         if len(trick) < PLAYERS:
             self.player = (seat + 1) % PLAYERS
             return [played]
