@@ -179,3 +179,27 @@ def test_358_exchange_shows_where_cards_went_and_what_the_debtor_lacks() -> None
     debtor_view = hidden_cards(state.observation(1))
     assert parse_card("KH") not in debtor_view.unseen
     assert parse_card("7H") in hidden_cards(state.observation(0)).unseen
+
+
+def test_358_a_card_that_comes_back_is_the_seats_own() -> None:
+    """The declarer (seat 2) gives 7H and gets KH; then gives 5H and gets the 7H back, and puts
+    it away with the talon. It knows where the 7H is: not with the debtor."""
+    state = resume_after_deal_one((0, -2, 2))
+    hands = {
+        2: "AS KS QS JS 10S 9S 7H 5H 2C 3C 4C 5C 6C 7C 8C 9C",
+        1: "2S KH 4D 3D 2D JC QC KC AC 5D 6D 7D 8D 9D 10D JD",
+        0: "8S 7S 6S 5S 4S 3S AD KD QD",
+    }
+    state.deal(deck_order(1, hands, talon="JH QH AH 10H"))
+    for action in ("contract S", "give 7H", "give 5H"):
+        state.apply(2, parse_action(action))
+    assert [exchange["returned"] for exchange in state.observation(2)["exchanges"]] == [
+        "KH",
+        "7H",
+    ]
+    state.apply(2, parse_action("discard 7H 2C 3C 4C"))
+    hidden = hidden_cards(state.observation(2))
+    assert parse_card("5H") in hidden.known[1] and parse_card("7H") not in hidden.known[1]
+    for seat in range(3):
+        world = sample_world(state.observation(seat), random.Random(seat))
+        assert world.observation(seat) == state.observation(seat)

@@ -101,8 +101,8 @@ class SearchStrategy:
         view = normalise_observation(observation)
         seat = acting_seat(view)
         listed = [str(action) for action in view.get("legal_actions") or []]
+        self.last_worlds = 0
         if len(listed) == 1:
-            self.last_worlds = 0
             return listed[0]
         hidden = hidden_cards(view)
         world = sample_world(view, rng, hidden)

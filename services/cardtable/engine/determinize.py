@@ -12,7 +12,9 @@ draws anything):
    it, a Belote player who did not overtrump has no higher trump, a 3-5-8 debtor who gave back a
    card held nothing higher in that suit. Cards the seat knows the place of (the cards it passed
    in Hearts, the turned card a Belote taker picked up, a card given in a 3-5-8 exchange) are
-   not unseen: they are put in their place directly.
+   not unseen: they are put in their place directly. A card that may since have moved where
+   the seat could not see (a 3-5-8 declarer may have put it away with the talon) stays unseen,
+   excluded from every place but those it may be in.
 2. :func:`state_from_view` takes one placement of the unseen cards (one list per place) and
    builds the complete state through the game's own snapshot loader, which checks every rule of
    consistency. The result agrees with the observation in everything the seat can see.
@@ -420,15 +422,25 @@ class _ThreeFiveEightView(_GameView):
                     debtor,
                     [card for card in deck if SUIT_OF[card] == SUIT_OF[given] and card > returned],
                 )
-            holder, card = (debtor, given) if seat == creditor else (creditor, returned)
-            if given == returned:
-                holder = creditor
-            places = {holder}
-            for other in exchanges[index + 1 :]:
-                pair = {int(other["creditor"]), int(other["debtor"])}
+            # After an exchange the seat saw, the card it got is in its own hand (it knows
+            # where that goes next) and the card it handed over is with the other side. A
+            # card given and sent straight back ends with the creditor.
+            got: Card | None
+            handed: Card | None
+            if seat == creditor:
+                other, got, handed = debtor, returned, (given if given != returned else None)
+            else:
+                other, got, handed = creditor, (given if given != returned else None), returned
+            if got is not None:
+                possible.pop(got, None)
+            if handed is None:
+                continue
+            places = {other}
+            for later in exchanges[index + 1 :]:
+                pair = {int(later["creditor"]), int(later["debtor"])}
                 if seat not in pair and places & pair:
                     places |= pair
-            possible[card] = places
+            possible[handed] = places
         mine = set(layout.known[seat])
         discarded = layout.index(DISCARDED)
         for card, places in possible.items():
