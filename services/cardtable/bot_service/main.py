@@ -13,7 +13,6 @@ seats over at once.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -31,11 +30,11 @@ from cardtable.bot_service.settings import BotNames, BotServiceSettings, BotTuni
 from cardtable.bot_service.supervisor import BotSupervisor
 from cardtable.bot_service.table_client import BotCredentials, TableClient
 from cardtable.bots.registry import strategy_by_name
+from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import RunningServer, serve
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats
-from cardtable.platform.settings import SettingsError
 from cardtable.table_service.auth import TokenCodec
 
 
@@ -134,12 +133,7 @@ async def run(
 
 
 def main() -> int:
-    try:
-        asyncio.run(run(os.environ))
-    except SettingsError as error:
-        print(f"bot service: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return run_service("bot", run)
 
 
 if __name__ == "__main__":

@@ -6,14 +6,13 @@ point). Settings come from the environment: ``GRPC_PORT``, ``METRICS_PORT``, ``L
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sys
 from collections.abc import Mapping
 
+from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import Service, serve
 from cardtable.platform.logging import configure_logging, get_logger
-from cardtable.platform.settings import ServerSettings, SettingsError
+from cardtable.platform.settings import ServerSettings
 from cardtable.rules_service.servicer import RulesServicer
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 
@@ -37,12 +36,7 @@ async def run(env: Mapping[str, str]) -> None:
 
 
 def main() -> int:
-    try:
-        asyncio.run(run(os.environ))
-    except SettingsError as error:
-        print(f"rules service: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return run_service("rules", run)
 
 
 if __name__ == "__main__":

@@ -13,18 +13,17 @@ fails in a way it cannot wait out (then with that error).
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import Callable, Mapping
 
 import asyncpg
 
+from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import RunningServer, Service, serve
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats_from_settings
 from cardtable.platform.postgres import close_pool
-from cardtable.platform.settings import SettingsError
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
@@ -102,12 +101,7 @@ async def run(
 
 
 def main() -> int:
-    try:
-        asyncio.run(run(os.environ))
-    except SettingsError as error:
-        print(f"scoring service: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return run_service("scoring", run)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,6 @@ separated keys still accepted after a rotation), ``EVENT_PREFIX`` (default
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -23,6 +21,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
+from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import Service, serve
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
@@ -32,7 +31,6 @@ from cardtable.platform.settings import (
     NatsSettings,
     RulesClientSettings,
     ServerSettings,
-    SettingsError,
     load,
 )
 from cardtable.platform.tracing import outgoing_headers
@@ -177,12 +175,7 @@ async def run(env: Mapping[str, str]) -> None:
 
 
 def main() -> int:
-    try:
-        asyncio.run(run(os.environ))
-    except SettingsError as error:
-        print(f"table service: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return run_service("table", run)
 
 
 if __name__ == "__main__":
