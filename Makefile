@@ -8,7 +8,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
 SOURCES := services tests scripts
 
-.PHONY: install proto proto-check run test test-fast lint format bench bench-engine bench-table clean lock
+.PHONY: install proto proto-check run test test-fast lint format bench bench-engine bench-system clean lock
 
 install: $(STAMP)
 
@@ -46,10 +46,10 @@ format: install
 	$(BIN)/ruff check --fix $(SOURCES)
 	$(BIN)/ruff format $(SOURCES)
 
-bench: bench-engine bench-table
+bench: bench-engine bench-system
 
-bench-table: install
-	$(BIN)/cardtable bench-table --tables 40 --seconds 15
+bench-system: install
+	$(BIN)/cardtable bench --tables 10,20,40,80 --seconds 20 --out bench-results
 
 bench-engine: install
 	$(BIN)/cardtable bench-engine --seconds 5

@@ -33,6 +33,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# gRPC's fork handlers can crash a child forked with a ``preexec_fn`` (how the dev servers start
+# and restart) while grpc.aio threads run in this process; no test forks to use gRPC in the
+# child, so they are switched off before anything loads grpc.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 if TYPE_CHECKING:  # imported in the fixtures, so runs that need no server never load them
     import asyncpg
 

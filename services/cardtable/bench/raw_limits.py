@@ -1,12 +1,48 @@
-"""The machine's raw limits, measured in the same run as a benchmark so ratios mean something."""
+"""The machine's raw limits, measured in the same run as a benchmark so ratios mean something.
+
+Each figure is what one Python process gets through one client library with nothing of ours
+in the way: acknowledged JetStream appends (nats-py), batched PostgreSQL inserts (asyncpg),
+unary gRPC calls (grpc.aio, to a bare echo server in its own process).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
+import socket
+import subprocess
+import sys
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 
+import asyncpg
+import grpc
 from nats.js import JetStreamContext, api
+
+from cardtable.bench.grpc_echo import METHOD
+from cardtable.platform.server_process import free_port
+
+#: About the size of one move's batch of events.
+PAYLOAD = secrets.token_bytes(300)
+
+
+async def _rate(
+    seconds: float, in_flight: int, one_call: Callable[[int], Awaitable[object]]
+) -> float:
+    """Calls per second with ``in_flight`` workers calling ``one_call`` back to back."""
+    count = 0
+    deadline = time.perf_counter() + seconds
+    started = time.perf_counter()
+
+    async def worker(index: int) -> None:
+        nonlocal count
+        while time.perf_counter() < deadline:
+            await one_call(index)
+            count += 1
+
+    await asyncio.gather(*(worker(index) for index in range(in_flight)))
+    return count / (time.perf_counter() - started)
 
 
 async def jetstream_append_rate(
@@ -21,19 +57,69 @@ async def jetstream_append_rate(
     await jetstream.add_stream(
         api.StreamConfig(name=name, subjects=[f"{name}.>"], storage=api.StorageType.FILE)
     )
-    payload = secrets.token_bytes(300)  # about the size of one move's batch
-    count = 0
-    deadline = time.perf_counter() + seconds
-    started = time.perf_counter()
-
-    async def publisher(worker: int) -> None:
-        nonlocal count
-        while time.perf_counter() < deadline:
-            await jetstream.publish(f"{name}.table.{worker}", payload)
-            count += 1
-
     try:
-        await asyncio.gather(*(publisher(worker) for worker in range(in_flight)))
+        return await _rate(
+            seconds,
+            in_flight,
+            lambda worker: jetstream.publish(f"{name}.table.{worker}", PAYLOAD),
+        )
     finally:
         await jetstream.delete_stream(name)
-    return count / (time.perf_counter() - started)
+
+
+async def postgres_insert_rate(
+    database_url: str, rows: int = 50_000, batch_rows: int = 5_000
+) -> float:
+    """Rows per second of plain batched inserts (``executemany``, one transaction per batch).
+
+    The rows look like events: a sequence, a table id and ~300 bytes, into a table of its own
+    that is dropped afterwards. This is the method the scoring benchmark compares against.
+    """
+    table = f"bench_plain_{secrets.token_hex(4)}"
+    values = [(sequence, f"table-{sequence % 97}", PAYLOAD) for sequence in range(rows)]
+    connection = await asyncpg.connect(database_url)
+    try:
+        await connection.execute(
+            f"CREATE TABLE {table} (sequence bigint, table_id text, event bytea)"
+        )
+        started = time.perf_counter()
+        for start in range(0, rows, batch_rows):
+            async with connection.transaction():
+                await connection.executemany(
+                    f"INSERT INTO {table} VALUES ($1, $2, $3)", values[start : start + batch_rows]
+                )
+        rate = rows / (time.perf_counter() - started)
+        await connection.execute(f"DROP TABLE {table}")
+    finally:
+        await connection.close()
+    return rate
+
+
+@contextlib.asynccontextmanager
+async def _echo_server() -> AsyncIterator[str]:
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cardtable.bench.grpc_echo",
+        str(port),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
+                break
+            await asyncio.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def grpc_unary_rate(seconds: float = 3.0, in_flight: int = 1) -> float:
+    """Unary calls per second from this process to a bare echo server in another one."""
+    async with _echo_server() as address, grpc.aio.insecure_channel(address) as channel:
+        echo = channel.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
+        await channel.channel_ready()
+        return await _rate(seconds, in_flight, lambda _: echo(PAYLOAD))

@@ -14,6 +14,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from google.protobuf import json_format
@@ -33,6 +34,7 @@ class LoadResult:
     moves: int = 0
     games: int = 0
     errors: int = 0
+    errors_by_code: dict[str, int] = field(default_factory=dict)
     latencies_ms: list[float] = field(default_factory=list)
 
     def percentile(self, share: float) -> float:
@@ -41,13 +43,14 @@ class LoadResult:
         ordered = sorted(self.latencies_ms)
         return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
-    def summary(self) -> dict[str, float | int]:
+    def summary(self) -> dict[str, Any]:
         return {
             "tables": self.tables,
             "seconds": round(self.seconds, 2),
             "moves": self.moves,
             "games": self.games,
             "errors": self.errors,
+            "errors_by_code": dict(self.errors_by_code),
             "moves_per_s": round(self.moves / self.seconds, 1) if self.seconds else 0.0,
             "move_latency_p50_ms": round(self.percentile(0.50), 2),
             "move_latency_p95_ms": round(self.percentile(0.95), 2),
@@ -63,6 +66,8 @@ async def _play_table(
     rng: random.Random,
     interval: float,
 ) -> None:
+    if interval:  # spread the paced tables over the interval instead of moving in step
+        await asyncio.sleep(rng.uniform(0, interval))
     players = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(4)]
     metadata = [(("authorization", f"Bearer {tokens.issue(player)}"),) for player in players]
     while time.perf_counter() < deadline:
@@ -99,8 +104,10 @@ async def _play_table(
                     ),
                     metadata=metadata[seat],
                 )
-            except grpc.aio.AioRpcError:
+            except grpc.aio.AioRpcError as error:
                 result.errors += 1
+                code = error.code().name
+                result.errors_by_code[code] = result.errors_by_code.get(code, 0) + 1
                 continue
             result.latencies_ms.append((time.perf_counter() - started) * 1000)
             result.moves += 1

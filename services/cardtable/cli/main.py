@@ -24,6 +24,7 @@ from rich.text import Text
 from cardtable.engine.errors import EngineError
 from cardtable.engine.record import dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
+from cardtable.platform.entrypoint import run_async
 from cardtable.replay.audit import audit_record
 from cardtable.replay.render import render_audit
 from cardtable.replay.session import ReplayError, Viewpoint
@@ -390,36 +391,75 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench_table(args: argparse.Namespace) -> int:
-    from cardtable.bench.system import table_bench
+def _bench_faults(args: argparse.Namespace) -> int:
+    """``bench --faults``: kill and restart each service and server while games run."""
+    from cardtable.bench.fault_report import render_fault_report
+    from cardtable.bench.faults import run_faults
 
     console = Console(stderr=True)
-    report = asyncio.run(table_bench(args.tables, args.seconds, console.print))
-    table = Table(title="table service over gRPC (Hearts, one client per seat)")
-    for column in ("load", "moves/s", "p50 ms", "p95 ms", "p99 ms", "errors"):
-        table.add_column(column, justify="right")
-    for label in ("saturated", "half_load"):
-        row = report[label]
-        table.add_row(
-            label.replace("_", " "),
-            f"{row['moves_per_s']:,.0f}",
-            f"{row['move_latency_p50_ms']:.1f}",
-            f"{row['move_latency_p95_ms']:.1f}",
-            f"{row['move_latency_p99_ms']:.1f}",
-            str(row["errors"]),
+    report = run_async(
+        run_faults(
+            tables=args.fault_tables,
+            rounds=args.rounds,
+            pause_seconds=args.pause_seconds,
+            progress=console.print,
         )
-    console.print(table)
-    appends = report["jetstream_appends_per_s"]
-    console.print(
-        f"JetStream acknowledged appends from one Python process: {appends['sequential']:,.0f}/s "
-        f"one at a time, {appends['64_in_flight']:,.0f}/s with 64 in flight; "
-        f"moves / sequential appends = {report['moves_vs_sequential_appends']:.3f}"
     )
-    console.print(f"CPU seconds during the saturated run: {report['cpu_seconds_saturated']}")
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(report, indent=1))
+    console.print(render_fault_report(report))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "faults.json").write_text(json.dumps(report.as_dict(), indent=1))
+    console.print(f"results: {out / 'faults.json'}")
+    print(json.dumps(report.as_dict()))
+    return 0 if report.ok else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """The whole system under load (or, with ``--faults``, under faults); JSON and a chart."""
+    if args.faults:
+        return _bench_faults(args)
+    from cardtable.bench.chart import draw_chart
+    from cardtable.bench.render import render_system_report
+    from cardtable.bench.system import system_bench
+
+    console = Console(stderr=True)
+    counts = [int(count) for count in args.tables.split(",") if count.strip()]
+    report = run_async(
+        system_bench(
+            counts,
+            args.seconds,
+            console.print,
+            raw_seconds=args.raw_seconds,
+            half_load=not args.no_half_load,
+        )
+    )
+    console.print(render_system_report(report))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(report, indent=1))
+    chart = draw_chart(report, out / "bench.png")
+    console.print(f"results: {out / 'bench.json'}, chart: {chart}")
     print(json.dumps(report))
     return 0
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    """Hostile requests against the rules and table services; exit 1 if any was mishandled."""
+    from cardtable.hostile import fuzz_stack, render_fuzz_report
+
+    console = Console(stderr=True)
+    with _progress(console) as progress:
+        task = progress.add_task("hostile requests", total=args.requests)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = run_async(fuzz_stack(args.requests, args.seed, progress=advance))
+    console.print(render_fuzz_report(report))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report.as_dict(), indent=1))
+    print(json.dumps(report.as_dict()))
+    return 0 if report.ok else 1
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -554,14 +594,40 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--yardstick", help="path to shared/bench/yardstick_hearts.py")
     bench.set_defaults(handler=cmd_bench_engine)
 
-    table_bench_parser = commands.add_parser(
-        "bench-table",
-        help="moves/s and move latency through the table service on real servers",
+    system_bench_parser = commands.add_parser(
+        "bench",
+        help="the whole system under load beside the raw limits (or --faults); JSON + PNG",
     )
-    table_bench_parser.add_argument("--tables", type=int, default=40)
-    table_bench_parser.add_argument("--seconds", type=float, default=15.0)
-    table_bench_parser.add_argument("--json-out", help="also write the results to this file")
-    table_bench_parser.set_defaults(handler=cmd_bench_table)
+    system_bench_parser.add_argument(
+        "--tables", default="10,20,40", help="comma-separated table counts, one load each"
+    )
+    system_bench_parser.add_argument("--seconds", type=float, default=15.0, help="per load")
+    system_bench_parser.add_argument(
+        "--raw-seconds", type=float, default=3.0, help="per raw-limit measurement"
+    )
+    system_bench_parser.add_argument("--no-half-load", action="store_true")
+    system_bench_parser.add_argument("--out", default="bench-results", help="directory")
+    system_bench_parser.add_argument(
+        "--faults", action="store_true", help="kill and restart services and servers instead"
+    )
+    system_bench_parser.add_argument(
+        "--rounds", type=int, default=3, help="with --faults: rounds of all five faults"
+    )
+    system_bench_parser.add_argument(
+        "--fault-tables", type=int, default=20, help="with --faults: tables played meanwhile"
+    )
+    system_bench_parser.add_argument(
+        "--pause-seconds", type=float, default=5.0, help="with --faults: play between faults"
+    )
+    system_bench_parser.set_defaults(handler=cmd_bench)
+
+    fuzz = commands.add_parser(
+        "fuzz", help="hostile requests against the rules and table services; how each was answered"
+    )
+    fuzz.add_argument("--requests", type=int, default=10_000)
+    fuzz.add_argument("--seed", type=int, default=1)
+    fuzz.add_argument("--json-out", help="also write the report to this file")
+    fuzz.set_defaults(handler=cmd_fuzz)
 
     tour = commands.add_parser(
         "tournament", help="duplicate tournament between bot strategies, engine only"

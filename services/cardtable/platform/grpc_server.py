@@ -33,11 +33,22 @@ from cardtable.platform.metrics import (
     new_registry,
     start_metrics_endpoint,
 )
+from cardtable.platform.request_decoding import RequestDecodingInterceptor
 from cardtable.platform.settings import ServerSettings
 
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 OVERALL_HEALTH = ""  # the name Kubernetes' grpc probe asks about when no service is given
 DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024
+#: Status details travel in a header, and clients refuse headers over 16 KiB (non-ASCII text
+#: is percent-encoded, up to 12 bytes a character): a message that quotes a huge input is cut.
+MAX_STATUS_DETAILS_CHARS = 500
+
+
+def bounded_details(message: str) -> str:
+    """``message`` cut to a length every client accepts as status details."""
+    if len(message) <= MAX_STATUS_DETAILS_CHARS:
+        return message
+    return message[: MAX_STATUS_DETAILS_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -115,7 +126,7 @@ async def start_server(
     """
     metrics = GrpcServerMetrics(registry if registry is not None else CollectorRegistry())
     server = grpc.aio.server(
-        interceptors=[MetricsInterceptor(metrics)],
+        interceptors=[MetricsInterceptor(metrics), RequestDecodingInterceptor()],
         options=[
             ("grpc.max_receive_message_length", max_receive_message_bytes),
             # Reusing a port that another process still holds would hide a misconfiguration.

@@ -80,6 +80,8 @@ def decode_state(message: rules_pb2.GameState) -> GameState:
         data = json.loads(message.snapshot)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InvalidInput(f"state snapshot is not valid JSON: {error}") from None
+    except RecursionError:  # "[[[[...]]]]" nested deeper than the parser's stack
+        raise InvalidInput("state snapshot is nested too deeply") from None
     state = spec.state_type.from_snapshot(data)
     MEMO.put(message.snapshot, state)
     return state

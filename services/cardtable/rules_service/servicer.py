@@ -18,6 +18,7 @@ from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.engine.options import describe_options
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.engine.replay import ActionInput, DealInput, GameInput, rebuild
+from cardtable.platform.grpc_server import bounded_details
 from cardtable.rules_service import codec
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 
@@ -34,11 +35,11 @@ async def run_engine(context: Context, work: Callable[[], Response]) -> Response
     try:
         return work()
     except IllegalAction as error:
-        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, bounded_details(str(error)))
     except InvalidInput as error:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded_details(str(error)))
     except DeadlineExceededError as error:
-        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(error))
+        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, bounded_details(str(error)))
     raise AssertionError("context.abort always raises")  # pragma: no cover
 
 
@@ -100,6 +101,8 @@ def apply_action(request: rules_pb2.ApplyActionRequest) -> rules_pb2.ApplyAction
 
 def legal_actions(request: rules_pb2.LegalActionsRequest) -> rules_pb2.LegalActionsResponse:
     state = codec.decode_state(request.state)
+    if not 0 <= request.seat < state.num_players:
+        raise InvalidInput(f"there is no seat {request.seat} at this table")
     choice = state.card_set_choice(request.seat)
     if choice is not None:
         verb = format_action(choice.make(choice.cards[: choice.count])).split()[0]

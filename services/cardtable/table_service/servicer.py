@@ -18,6 +18,7 @@ from nats.aio.client import Client as NatsClient
 
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
+from cardtable.platform.grpc_server import bounded_details
 from cardtable.platform.logging import get_logger
 from cardtable.platform.tracing import context_from_metadata, current, current_trace_id
 from cardtable.table_service.application import (
@@ -80,7 +81,7 @@ async def guarded(
             if metrics is not None:
                 metrics.rejected(method, error)
             code = _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL)
-            await context.abort(code, str(error))
+            await context.abort(code, bounded_details(str(error)))
     raise AssertionError("context.abort always raises")  # pragma: no cover
 
 
@@ -375,7 +376,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             principal = self._optional_principal(context) if seat is not None else None
         except TableError as error:
             await context.abort(
-                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error)
+                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL),
+                bounded_details(str(error)),
             )
             return
         queue: asyncio.Queue[events_pb2.EventBatch] = asyncio.Queue()
@@ -410,7 +412,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     backlog = True
         except TableError as error:
             await context.abort(
-                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL), str(error)
+                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL),
+                bounded_details(str(error)),
             )
         finally:
             if subscription is not None:

@@ -1,0 +1,106 @@
+"""The whole system for a benchmark: real servers, the four services as processes.
+
+NATS and PostgreSQL come from ``NATS_URL`` / ``DATABASE_URL`` when set, else from the pip
+wheels. Every run gets its own event prefix (stream, subjects, buckets) and its own database,
+so runs never see each other's data; the database is dropped at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cardtable.platform.dev_servers import async_dev_servers
+from cardtable.platform.provisioning import create_database, drop_database
+from cardtable.stack.processes import ServiceProcess, start
+from cardtable.table_service.auth import TokenCodec
+
+#: The order services start in: each one needs the ones before it.
+SERVICES = ("rules", "table", "scoring", "bots")
+
+
+@dataclass
+class SystemStack:
+    """What a benchmark talks to, and the processes whose CPU it measures."""
+
+    nats_url: str
+    database_url: str
+    prefix: str
+    tokens: TokenCodec
+    services: dict[str, ServiceProcess]
+    #: Server processes we started ourselves (embedded wheels), by name; empty for env servers.
+    server_pids: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def stream(self) -> str:
+        return f"{self.prefix}_EVENTS"
+
+    @property
+    def table_address(self) -> str:
+        return self.services["table"].address
+
+
+@contextlib.asynccontextmanager
+async def system_stack(
+    log_dir: Path | None = None, services: tuple[str, ...] = SERVICES
+) -> AsyncIterator[SystemStack]:
+    """Start the servers (or use the environment's) and ``services``; stop all at the end."""
+    key = secrets.token_hex(32)
+    prefix = f"bench{secrets.token_hex(3)}"
+    async with contextlib.AsyncExitStack() as stack:
+        nats_url = os.environ.get("NATS_URL")
+        admin_url = os.environ.get("DATABASE_URL")
+        server_pids: dict[str, int] = {}
+        if not nats_url or not admin_url:
+            servers = await stack.enter_async_context(
+                async_dev_servers(nats=not nats_url, postgres=not admin_url)
+            )
+            for server in servers.all:
+                if server.pid is not None:
+                    server_pids[server.name] = server.pid
+            nats_url = nats_url or servers.nats_url
+            admin_url = admin_url or servers.database_url
+        database_url = await create_database(admin_url, "bench")
+        stack.push_async_callback(drop_database, admin_url, database_url)
+        started: dict[str, ServiceProcess] = {}
+        for name in services:
+            settings = {
+                "NATS_URL": nats_url,
+                "DATABASE_URL": database_url,
+                "TOKEN_SIGNING_KEY": key,
+                "EVENT_PREFIX": prefix,
+                "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
+                "TABLE_ADDRESS": started["table"].address if "table" in started else "",
+            }
+            log_path = log_dir / f"{name}.log" if log_dir else None
+            service = await start(name, settings, log_path=log_path)
+            stack.callback(service.terminate)
+            started[name] = service
+        yield SystemStack(nats_url, database_url, prefix, TokenCodec(key), started, server_pids)
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU of ``pid`` and every live descendant (PostgreSQL's backends)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        # own time plus that of exited children it reaped (PostgreSQL backends that ended)
+        times[int(entry.name)] = sum(int(value) for value in fields[11:15]) / ticks
+    total, frontier = 0.0, [pid]
+    while frontier:
+        current = frontier.pop()
+        total += times.get(current, 0.0)
+        frontier.extend(child for child, parent in parents.items() if parent == current)
+    return total

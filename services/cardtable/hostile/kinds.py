@@ -1,0 +1,67 @@
+"""The kinds of hostile request, and the status codes each must be answered with.
+
+A kind's expected set is what a correct service may answer, never "anything but a crash":
+UNKNOWN, INTERNAL and UNAVAILABLE are never expected, and OK only where a hostile request is
+still a valid one (a replayed command is answered from the log; a tampered snapshot that stays
+consistent is just another game state to a stateless rules service).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grpc import StatusCode
+
+OK = StatusCode.OK
+INVALID = StatusCode.INVALID_ARGUMENT
+UNAUTHENTICATED = StatusCode.UNAUTHENTICATED
+DENIED = StatusCode.PERMISSION_DENIED
+NOT_FOUND = StatusCode.NOT_FOUND
+PRECONDITION = StatusCode.FAILED_PRECONDITION
+ABORTED = StatusCode.ABORTED
+EXHAUSTED = StatusCode.RESOURCE_EXHAUSTED
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of hostile request."""
+
+    name: str
+    expected: frozenset[StatusCode]
+    #: Relative frequency in a run; expensive kinds (megabytes per request) are rarer.
+    weight: int
+    description: str
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("garbage_bytes", frozenset({INVALID}), 6, "bytes that are no valid message"),
+    Kind("malformed_fields", frozenset({INVALID}), 8, "bad ids, strings, seats, games, options"),
+    Kind("unknown_table", frozenset({NOT_FOUND}), 5, "well-formed ids of no table"),
+    Kind("missing_token", frozenset({UNAUTHENTICATED}), 5, "no or malformed authorization"),
+    Kind("forged_token", frozenset({UNAUTHENTICATED}), 5, "signed with another key or none"),
+    Kind("expired_token", frozenset({UNAUTHENTICATED}), 4, "right key, expired"),
+    Kind("bad_claims", frozenset({UNAUTHENTICATED}), 4, "right key, claims missing or wrong"),
+    Kind("other_seat", frozenset({DENIED}), 6, "own token, another seat's move or view"),
+    Kind("replayed_token", frozenset({DENIED}), 5, "another player's real token"),
+    Kind("out_of_turn", frozenset({PRECONDITION}), 6, "a seat that is not to act"),
+    Kind("out_of_phase", frozenset({PRECONDITION}), 6, "an action or call the phase forbids"),
+    Kind("illegal_card", frozenset({PRECONDITION}), 6, "cards the seat may not play or pass"),
+    Kind("stale_version", frozenset({ABORTED}), 3, "a legal move at an old table version"),
+    Kind("replayed_command", frozenset({OK}), 3, "a command id already applied"),
+    Kind("size_limits", frozenset({INVALID, PRECONDITION}), 4, "fields at and past limits"),
+    Kind("near_transport_limit", frozenset({INVALID}), 1, "a message just under 4 MiB"),
+    Kind("over_transport_limit", frozenset({EXHAUSTED}), 1, "a message just over 4 MiB"),
+    Kind("garbage_snapshot", frozenset({INVALID}), 8, "rules calls with broken game states"),
+    Kind(
+        "tampered_snapshot",
+        frozenset({OK, INVALID, PRECONDITION}),
+        4,
+        "real game states with one value changed",
+    ),
+    Kind("rules_malformed", frozenset({INVALID, PRECONDITION}), 5, "bad games, decks, inputs"),
+)
+KINDS_BY_NAME = {kind.name: kind for kind in KINDS}
+#: Answers that mean the server failed, whatever the request was.
+NEVER_EXPECTED = frozenset(
+    {StatusCode.UNKNOWN, StatusCode.INTERNAL, StatusCode.UNAVAILABLE, StatusCode.DATA_LOSS}
+)

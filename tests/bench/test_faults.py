@@ -1,0 +1,135 @@
+"""The fault run: services killed and servers restarted while games run, and nothing is lost.
+
+The short run (one of each fault) is the scenario of ``cardtable bench --faults``; the other
+tests show that its checks do fail on a log that lost or duplicated a move, so a clean run
+means something.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cardtable.bench.fault_checks import AckedMove, check_log
+from cardtable.bench.fault_report import FaultReport, Recovery
+from cardtable.bench.faults import FAULTS, run_faults
+from cardtable.table_service.store import StoredBatch
+from cardtable_api.events.v1 import events_pb2
+
+TABLE = "6f1c1d5e-0000-4000-8000-000000000001"
+
+
+def stored(sequence: int, version: int, command_id: str) -> StoredBatch:
+    batch = events_pb2.EventBatch(table_id=TABLE, command_id=command_id, table_version=version)
+    return StoredBatch(batch=batch, sequence=sequence)
+
+
+def acked(command_id: str, version: int) -> AckedMove:
+    return AckedMove(TABLE, command_id, version, acked_at=0.0)
+
+
+CLEAN_LOG = [stored(1, 1, "create"), stored(2, 2, "join"), stored(3, 3, "move-a")]
+
+
+@pytest.mark.services
+@pytest.mark.timeout(240)
+async def test_one_of_each_fault_loses_nothing_and_every_service_comes_back() -> None:
+    report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print)
+
+    assert report.error == ""
+    assert report.games_finished > 0
+    assert report.moves_acknowledged > 0
+    assert report.lost_moves == 0, report.examples
+    assert report.duplicates == 0 and report.version_gaps == 0, report.examples
+    assert report.misreported_versions == 0, report.examples
+    assert report.audit_failures == []
+    assert report.projection_equals_rebuild, report.projection_differences
+    assert report.dead_letters == 0
+    assert report.services_died == []
+    assert [recovery.fault for recovery in report.recoveries] == [f.target for f in FAULTS]
+    for recovery in report.recoveries:
+        assert recovery.ok, recovery  # up and working again within 10 s of the restart
+    assert report.ok
+
+
+def test_a_clean_log_with_every_acknowledged_move_passes() -> None:
+    findings = check_log([acked("move-a", 3)], {TABLE: CLEAN_LOG})
+
+    assert findings.ok
+    assert (findings.acknowledged, findings.lost, findings.duplicate_commands) == (1, 0, 0)
+
+
+def test_an_acknowledged_move_missing_from_the_log_is_lost() -> None:
+    findings = check_log([acked("move-a", 3), acked("move-b", 4)], {TABLE: CLEAN_LOG})
+
+    assert findings.lost == 1
+    assert not findings.ok
+    assert "move-b" in findings.examples[0]
+
+
+def test_a_move_acknowledged_on_a_table_without_a_log_is_lost() -> None:
+    assert check_log([acked("move-a", 3)], {}).lost == 1
+
+
+def test_a_command_stored_twice_is_a_duplicate() -> None:
+    log = [*CLEAN_LOG, stored(4, 4, "move-a")]
+
+    findings = check_log([acked("move-a", 3)], {TABLE: log})
+
+    assert findings.duplicate_commands == 1
+    assert not findings.ok
+
+
+def test_a_version_stored_twice_and_a_missing_version_are_found() -> None:
+    log = [*CLEAN_LOG, stored(4, 3, "move-b"), stored(5, 6, "move-c")]
+
+    findings = check_log([], {TABLE: log})
+
+    assert (findings.repeated_versions, findings.version_gaps) == (1, 2)
+    assert not findings.ok
+
+
+def test_a_reply_reporting_an_earlier_version_than_the_log_is_caught() -> None:
+    findings = check_log([acked("move-a", 2)], {TABLE: CLEAN_LOG})
+
+    assert findings.misreported == 1
+    assert not findings.ok
+
+
+def recovery(**changes: object) -> Recovery:
+    values: dict[str, object] = {
+        "fault": "table",
+        "action": "SIGKILL, restart",
+        "round": 1,
+        "down_seconds": 1.0,
+        "server_up_seconds": 2.0,
+        "working_again": {"person_move": 2.5},
+    }
+    values.update(changes)
+    return Recovery(**values)  # type: ignore[arg-type]
+
+
+def test_a_recovery_over_the_target_or_never_fails_the_run() -> None:
+    clean = FaultReport(
+        tables=2, rounds=1, games_finished=1, projection_equals_rebuild=True,
+        recoveries=[recovery()],
+    )  # fmt: skip
+    assert clean.ok
+    assert clean.as_dict()["ok"] is True
+    for bad in (
+        recovery(server_up_seconds=None),
+        recovery(server_up_seconds=10.5),
+        recovery(working_again={"person_move": 11.0}),
+        recovery(working_again={"person_move": 1.0, "bot_move": None}),
+    ):
+        assert not bad.ok
+        assert not FaultReport(
+            tables=2, rounds=1, games_finished=1, projection_equals_rebuild=True,
+            recoveries=[bad],
+        ).ok  # fmt: skip
+
+
+def test_a_lost_move_or_a_duplicate_fails_the_run() -> None:
+    base = {"tables": 2, "rounds": 1, "games_finished": 1, "projection_equals_rebuild": True}
+    assert not FaultReport(**base, recoveries=[recovery()], lost_moves=1).ok  # type: ignore[arg-type]
+    assert not FaultReport(**base, recoveries=[recovery()], duplicate_commands=1).ok  # type: ignore[arg-type]
+    assert not FaultReport(**base, recoveries=[recovery()], repeated_versions=1).ok  # type: ignore[arg-type]
