@@ -8,7 +8,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
 SOURCES := services tests scripts
 
-.PHONY: install proto proto-check run test test-fast lint format bench bench-engine bench-system clean lock
+.PHONY: install proto proto-check run test test-fast lint format bench bench-engine bench-system bench-scoring clean lock
 
 install: $(STAMP)
 
@@ -46,10 +46,13 @@ format: install
 	$(BIN)/ruff check --fix $(SOURCES)
 	$(BIN)/ruff format $(SOURCES)
 
-bench: bench-engine bench-system
+bench: bench-engine bench-system bench-scoring
 
 bench-system: install
 	$(BIN)/cardtable bench --tables 10,20,40,80 --seconds 20 --out bench-results
+
+bench-scoring: install
+	$(BIN)/cardtable bench-scoring --games 10000 --json-out bench-results/scoring.json
 
 bench-engine: install
 	$(BIN)/cardtable bench-engine --seconds 5

@@ -1,81 +1,36 @@
 """How fast the projection goes, beside plain batched inserts into the same PostgreSQL.
 
-Run it alone to see the figures: ``pytest tests/scoring_service/test_speed.py -s``. The
-assertion is loose on purpose (the machine may be busy); it catches a projection that went
-back to a transaction per message, not a few percent.
+This is the scoring benchmark (``cardtable.bench.scoring_rates``) on a small log and the test
+run's servers. Run it alone to see the figures: ``pytest tests/scoring_service/test_speed.py
+-s``; ``python -m cardtable.bench.scoring_rates --games 10000`` is the full-size run. The
+assertions are loose on purpose (the machine may be busy): they catch a rebuild that went back
+to a transaction per message or to nats-py's slow header parsing, not a few percent, and a
+rebuild that no longer equals the live projection.
 """
 
 from __future__ import annotations
 
-import random
-import time
-
-import asyncpg
 import pytest
 
-from cardtable.platform.nats import NatsConnection
-from cardtable.scoring_service.rebuild import rebuild
-from cardtable.scoring_service.settings import ConsumerSettings
-from tests.scoring_service.conftest import running_consumer, wait_for_position
-from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
+from cardtable.bench.scoring_rates import format_report, scoring_rates
 
-GAMES = 40
-
-
-def many_games() -> list[TableLog]:
-    players = [*people(*[f"p{index}" for index in range(12)]), bot("robo")]
-    rng = random.Random(5)
-    logs = []
-    for index in range(GAMES):
-        game = ("whist", "358", "belote", "hearts")[index % 4]
-        seated = rng.sample(players, 3 if game == "358" else 4)
-        logs.append(TableLog(game, seated, seed=1000 + index).play())
-    return logs
+GAMES = 60
 
 
 @pytest.mark.slow
 async def test_projection_rates_beside_plain_batched_inserts(
-    nats_connection: NatsConnection,
-    projection_pool: asyncpg.Pool,
-    consumer_settings: ConsumerSettings,
-    fresh_database_url: str,
+    nats_url: str, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    js, names = nats_connection.jetstream, consumer_settings.log
-    batches = interleave(many_games())
-    events = sum(len(batch.events) for batch in batches)
-    sequences = await publish(js, names, batches, expect_last_sequence=False)
+    monkeypatch.setenv("NATS_URL", nats_url)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    steps: set[str] = set()
 
-    rows = [
-        (sequence, batch.table_id, event.SerializeToString())
-        for sequence, batch in zip(sequences, batches, strict=True)
-        for event in batch.events
-    ]
-    await projection_pool.execute(
-        "CREATE TABLE public.plain_events (sequence bigint, table_id text, event bytea)"
-    )
-    started = time.perf_counter()
-    async with projection_pool.acquire() as connection:
-        for start in range(0, len(rows), 5000):
-            async with connection.transaction():
-                await connection.executemany(
-                    "INSERT INTO public.plain_events VALUES ($1, $2, $3)",
-                    rows[start : start + 5000],
-                )
-    plain = len(rows) / (time.perf_counter() - started)
+    figures = await scoring_rates(games=GAMES, progress=lambda step, done, total: steps.add(step))
 
-    rebuilt = await rebuild(fresh_database_url, js, names, schema="scoring_rebuild")
-
-    started = time.perf_counter()
-    async with running_consumer(nats_connection, projection_pool, consumer_settings):
-        await wait_for_position(projection_pool, names.stream, sequences[-1])
-    live = events / (time.perf_counter() - started)
-
-    print(
-        f"\n{GAMES} games, {len(batches)} batches, {events} events:"
-        f"\n  plain batched inserts  {plain:10,.0f} rows/s"
-        f"\n  rebuild                {rebuilt.events_per_second:10,.0f} events/s"
-        f" ({rebuilt.events_per_second / plain:.2f} of plain)"
-        f"\n  live, catching up      {live:10,.0f} events/s ({live / plain:.2f} of plain)"
-    )
-    assert rebuilt.events == events
-    assert rebuilt.events_per_second > plain / 10
+    print("\n" + format_report(figures))
+    assert figures["games"] == GAMES
+    assert figures["events"] > GAMES * 100
+    assert figures["rebuild_equals_live"]
+    assert figures["rebuild_vs_plain"] > 0.15
+    assert figures["live_vs_plain"] > 0.03
+    assert {"rebuild", "live consumer catching up", "appending the log to JetStream"} <= steps

@@ -443,6 +443,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_scoring(args: argparse.Namespace) -> int:
+    """Projection and rebuild rates beside plain batched inserts, on a generated log."""
+    from cardtable.bench.scoring_rates import format_report, scoring_rates
+
+    console = Console(stderr=True)
+    with _progress(console) as progress:
+        tasks: dict[str, Any] = {}
+
+        def advance(step: str, done: int, total: int) -> None:
+            if step not in tasks:
+                tasks[step] = progress.add_task(step, total=total)
+            progress.update(tasks[step], completed=done, total=total)
+
+        figures = run_async(scoring_rates(games=args.games, progress=advance, quick=not args.full))
+    console.print(format_report(figures))
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(figures, indent=1))
+    print(json.dumps(figures))
+    return 0
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     """Hostile requests against the rules and table services; exit 1 if any was mishandled."""
     from cardtable.hostile import fuzz_stack, render_fuzz_report
@@ -620,6 +642,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--pause-seconds", type=float, default=5.0, help="with --faults: play between faults"
     )
     system_bench_parser.set_defaults(handler=cmd_bench)
+
+    scoring_bench = commands.add_parser(
+        "bench-scoring", help="projection and rebuild rates beside plain batched inserts"
+    )
+    scoring_bench.add_argument("--games", type=int, default=10_000)
+    scoring_bench.add_argument(
+        "--full", action="store_true", help="all four games in equal numbers, full length"
+    )
+    scoring_bench.add_argument("--json-out", help="also write the figures to this file")
+    scoring_bench.set_defaults(handler=cmd_bench_scoring)
 
     fuzz = commands.add_parser(
         "fuzz", help="hostile requests against the rules and table services; how each was answered"
