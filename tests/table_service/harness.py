@@ -16,6 +16,7 @@ import grpc
 from google.protobuf import json_format
 from prometheus_client import CollectorRegistry
 
+from cardtable.client.views import random_legal_action
 from cardtable.platform.grpc_server import start_server
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.rules_service.main import rules_service
@@ -176,11 +177,9 @@ def view_dict(reply: table_pb2.GetTableResponse) -> dict[str, Any]:
 
 def pick_action(view: dict[str, Any], rng: Any) -> str:
     """A random legal action from a seat's own view (as a simple client would choose)."""
-    choice = view.get("choose_cards")
-    if choice:
-        cards = rng.sample(list(choice["cards"]), int(choice["count"]))
-        return " ".join([choice["verb"], *cards])
-    return str(rng.choice(view["legal_actions"]))
+    action = random_legal_action(view, rng)
+    assert action is not None, "the seat to act has no legal action in its view"
+    return action
 
 
 async def play_to_the_end(

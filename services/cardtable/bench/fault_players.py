@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import grpc
-from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cardtable.bench.fault_checks import AckedMove
 from cardtable.bench.fault_watch import LogWatch
+from cardtable.client.views import random_legal_action
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -124,15 +124,7 @@ async def until_answered(
 
 def pick_action(view: table_pb2.GetTableResponse, rng: random.Random) -> str | None:
     """A random legal action from a seat's view, or ``None`` when the seat has none now."""
-    fields = json_format.MessageToDict(view.view)
-    choice = fields.get("choose_cards")
-    if isinstance(choice, dict):
-        cards = rng.sample(list(choice["cards"]), int(choice["count"]))
-        return " ".join([str(choice["verb"]), *cards])
-    actions = fields.get("legal_actions")
-    if isinstance(actions, list) and actions:
-        return str(rng.choice(actions))
-    return None
+    return random_legal_action(view.view, rng)
 
 
 class PersonTable:

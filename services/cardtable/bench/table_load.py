@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
 
+from cardtable.client.views import random_legal_action
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -94,7 +94,9 @@ async def _play_table(
             view = await stub.GetTable(
                 table_pb2.GetTableRequest(table_id=table_id, seat=seat), metadata=metadata[seat]
             )
-            action = _pick(json_format.MessageToDict(view.view), rng)
+            action = random_legal_action(view.view, rng)
+            if action is None:  # not this seat's turn after all (another seat moved first)
+                continue
             next_move = time.perf_counter() + interval
             started = time.perf_counter()
             try:
@@ -118,16 +120,6 @@ async def _play_table(
             pause = next_move - time.perf_counter()
             if pause > 0:
                 await asyncio.sleep(pause)
-
-
-def _pick(view: dict[str, object], rng: random.Random) -> str:
-    choice = view.get("choose_cards")
-    if isinstance(choice, dict):
-        cards = rng.sample(list(choice["cards"]), int(choice["count"]))
-        return " ".join([str(choice["verb"]), *cards])
-    actions = view.get("legal_actions")
-    assert isinstance(actions, list) and actions
-    return str(rng.choice(actions))
 
 
 async def run_load(

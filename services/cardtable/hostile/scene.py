@@ -16,6 +16,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from cardtable.client.views import random_legal_action
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -72,12 +73,11 @@ class Turn:
 
 
 def pick_action(view: dict[str, Any], rng: random.Random) -> str:
-    """A legal action from a seat's own view, as a simple client would choose it."""
-    choice = view.get("choose_cards")
-    if choice:
-        cards = rng.sample(list(choice["cards"]), int(choice["count"]))
-        return " ".join([choice["verb"], *cards])
-    return str(rng.choice(view["legal_actions"]))
+    """A legal action from a seat's own view (the seat is one that is to act)."""
+    action = random_legal_action(view, rng)
+    if action is None:
+        raise RuntimeError("the view of a seat to act lists no legal action")
+    return action
 
 
 class Scene:
