@@ -260,3 +260,41 @@ async def test_rules_process_reflection_and_graceful_sigterm() -> None:
             assert len(reply.games) == 4
     finally:
         assert service.terminate() == 0
+
+
+@pytest.mark.parametrize(("game", "players"), [("hearts", 4), ("whist", 4), ("358", 3)])
+async def test_views_that_come_with_a_move_are_the_views_get_view_gives(
+    rules: rules_pb2_grpc.RulesServiceStub, game: str, players: int
+) -> None:
+    rng = random.Random(f"views-{game}")
+    dealt = await _new_dealt_game(rules, game, players, seed=11)
+    state, status = dealt.state, dealt.status
+    compared = 0
+    for _ in range(40):
+        if status.needs_deal or status.over:
+            break
+        seat = rng.choice(list(status.to_act))
+        legal = await rules.LegalActions(rules_pb2.LegalActionsRequest(state=state, seat=seat))
+        if legal.HasField("choose_cards"):
+            cards = rng.sample(list(legal.choose_cards.cards), legal.choose_cards.count)
+            action = " ".join([legal.choose_cards.verb, *cards])
+        else:
+            action = rng.choice(list(legal.actions))
+        plain = await rules.ApplyAction(
+            rules_pb2.ApplyActionRequest(state=state, seat=seat, action=action)
+        )
+        assert not plain.views_of_seats_to_act  # only when asked for
+        reply = await rules.ApplyAction(
+            rules_pb2.ApplyActionRequest(
+                state=state, seat=seat, action=action, include_views_of_seats_to_act=True
+            )
+        )
+        assert [view.seat for view in reply.views_of_seats_to_act] == list(reply.status.to_act)
+        for view in reply.views_of_seats_to_act:
+            expected = await rules.GetView(
+                rules_pb2.GetViewRequest(state=reply.state, seat=view.seat)
+            )
+            assert view.view == expected.view
+            compared += 1
+        state, status = reply.state, reply.status
+    assert compared >= players  # the first deal of whist is one card each: short

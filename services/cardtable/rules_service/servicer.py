@@ -12,9 +12,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf import struct_pb2
 
 from cardtable.engine.actions import action_audience, format_action, parse_action
 from cardtable.engine.errors import IllegalAction, InvalidInput
+from cardtable.engine.game import GameState
 from cardtable.engine.options import describe_options
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.engine.replay import ActionInput, DealInput, GameInput, rebuild
@@ -91,12 +93,24 @@ def apply_action(request: rules_pb2.ApplyActionRequest) -> rules_pb2.ApplyAction
     state = codec.decode_state(request.state)
     action = parse_action(codec.decode_action_text(request.action))
     facts = state.apply(request.seat, action)
+    status = codec.encode_status(state)
+    views = (
+        [rules_pb2.SeatView(seat=seat, view=_view(state, seat)) for seat in status.to_act]
+        if request.include_views_of_seats_to_act
+        else []
+    )
     return rules_pb2.ApplyActionResponse(
         state=codec.encode_state(state),
-        status=codec.encode_status(state),
+        status=status,
         facts=codec.encode_facts(facts),
         action_audience=codec.encode_audience(action_audience(action, request.seat)),
+        views_of_seats_to_act=views,
     )
+
+
+def _view(state: GameState, seat: int | None) -> struct_pb2.Struct:
+    """What ``seat`` may know of ``state`` (everything public for a spectator, ``None``)."""
+    return codec.to_struct(state.observation(seat))
 
 
 def legal_actions(request: rules_pb2.LegalActionsRequest) -> rules_pb2.LegalActionsResponse:
@@ -120,9 +134,7 @@ def get_view(request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
     seat = request.seat if request.HasField("seat") else None
     if seat is not None and not 0 <= seat < state.num_players:
         raise InvalidInput(f"there is no seat {seat} at this table")
-    return rules_pb2.GetViewResponse(
-        view=codec.to_struct(state.observation(seat)), status=codec.encode_status(state)
-    )
+    return rules_pb2.GetViewResponse(view=_view(state, seat), status=codec.encode_status(state))
 
 
 def rebuild_state(

@@ -227,8 +227,7 @@ class TableApplication:
                     table = await self.load(table_id, refresh=True)
                     return Outcome(table, None, already_applied=True)
                 apply_batch(table.state, batch, appended.sequence)
-                if decision.game_state is not None:
-                    table.game_state, table.game_status = decision.game_state, decision.game_status
+                table.adopt(decision)
                 self._remember(table)
                 _log.debug(
                     "command applied",

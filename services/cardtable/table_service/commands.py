@@ -11,6 +11,8 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from google.protobuf import struct_pb2
+
 from cardtable.engine.shuffle import commitment, deck_order_from_seed
 from cardtable.table_service.auth import Principal
 from cardtable.table_service.errors import (
@@ -42,6 +44,25 @@ class Table:
     state: TableState
     game_state: rules_pb2.GameState | None = None
     game_status: common_pb2.GameStatus | None = None
+    #: The views of the seats to act that the rules service returned with the last move, and
+    #: the game state they belong to: valid only while that is still ``game_state``.
+    views: dict[int, struct_pb2.Struct] = field(default_factory=dict)
+    views_state: rules_pb2.GameState | None = None
+
+    def cached_view(self, seat: int) -> struct_pb2.Struct | None:
+        """The seat's view of the current game state if the last move brought it along."""
+        if self.views_state is None or self.views_state is not self.game_state:
+            return None
+        return self.views.get(seat)
+
+    def adopt(self, decision: Decision) -> None:
+        """Take a logged decision's game state, and its views if they belong to that state."""
+        if decision.game_state is None:
+            return
+        self.game_state, self.game_status = decision.game_state, decision.game_status
+        fresh = decision.views_state is decision.game_state
+        self.views = decision.views if fresh else {}
+        self.views_state = decision.game_state if fresh else None
 
 
 @dataclass
@@ -53,6 +74,9 @@ class Decision:
     game_status: common_pb2.GameStatus | None = None
     seat: int | None = None
     bot_requests: list[events_pb2.BotSeatRequested] = field(default_factory=list)
+    #: Views of the seats to act in ``views_state`` (see :meth:`Table.cached_view`).
+    views: dict[int, struct_pb2.Struct] = field(default_factory=dict)
+    views_state: rules_pb2.GameState | None = None
 
 
 @dataclass
@@ -358,7 +382,12 @@ class Decider:
         """Apply one action to ``decision``'s game state and add what follows from it."""
         assert decision.game_state is not None
         reply = await self._rules.apply_action(
-            rules_pb2.ApplyActionRequest(state=decision.game_state, seat=seat, action=action)
+            rules_pb2.ApplyActionRequest(
+                state=decision.game_state,
+                seat=seat,
+                action=action,
+                include_views_of_seats_to_act=True,
+            )
         )
         taken = events_pb2.ActionTaken(
             seat=seat, action=action, actor_id=actor, by_timeout=by_timeout
@@ -366,6 +395,7 @@ class Decider:
         decision.events.append(with_audience(reply.action_audience, action_taken=taken))
         decision.events.extend(facts_recorded(reply.facts))
         game_state, status = reply.state, reply.status
+        dealt = False
         previous = decision.game_status
         assert previous is not None
         if status.over or status.needs_deal:
@@ -382,7 +412,13 @@ class Decider:
             deck = await self._deck(state)
             events, game_state, status = await self._deal(game_state, deck)
             decision.events.extend(events)
+            dealt = True
         decision.game_state, decision.game_status = game_state, status
+        # The views came with the action: they are of this state unless a deal followed.
+        decision.views = (
+            {} if dealt else {view.seat: view.view for view in reply.views_of_seats_to_act}
+        )
+        decision.views_state = None if dealt else game_state
         turns_in_batch = sum(1 for event in decision.events if event.HasField("action_taken"))
         decision.events = [
             event for event in decision.events if not event.HasField("turn_timer_started")

@@ -352,13 +352,19 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 version=table.state.version,
                 seats=_seat_infos(table),
             )
-            if table.game_state is not None:
-                view_request = rules_pb2.GetViewRequest(state=table.game_state)
-                if seat is not None:
-                    view_request.seat = seat
-                view = await self._app.rules.get_view(view_request)
-                reply.view.CopyFrom(view.view)
-                reply.game_status.CopyFrom(view.status)
+            if table.game_state is None:
+                return reply
+            cached = table.cached_view(seat) if seat is not None else None
+            if cached is not None and table.game_status is not None:
+                reply.view.CopyFrom(cached)
+                reply.game_status.CopyFrom(table.game_status)
+                return reply
+            view_request = rules_pb2.GetViewRequest(state=table.game_state)
+            if seat is not None:
+                view_request.seat = seat
+            view = await self._app.rules.get_view(view_request)
+            reply.view.CopyFrom(view.view)
+            reply.game_status.CopyFrom(view.status)
             return reply
 
         return await guarded(context, work, self._metrics, "GetTable")

@@ -26,7 +26,7 @@ from cardtable_api.common.v1 import common_pb2 as cardtable_dot_common_dot_v1_do
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x63\x61rdtable/rules/v1/rules.proto\x12\x12\x63\x61rdtable.rules.v1\x1a cardtable/common/v1/common.proto\x1a\x1cgoogle/protobuf/struct.proto\"E\n\tGameState\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x18\n\x10snapshot_version\x18\x02 \x01(\r\x12\x10\n\x08snapshot\x18\x03 \x01(\x0c\"n\n\x04\x46\x61\x63t\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12/\n\x08\x61udience\x18\x02 \x01(\x0b\x32\x1d.cardtable.common.v1.Audience\x12\'\n\x06\x66ields\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"?\n\nOptionInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rdefault_value\x18\x02 \x01(\t\x12\x0c\n\x04help\x18\x03 \x01(\t\"\xea\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bmin_players\x18\x03 \x01(\r\x12\x13\n\x0bmax_players\x18\x04 \x01(\r\x12/\n\x07options\x18\x05 \x03(\x0b\x32\x1e.cardtable.rules.v1.OptionInfo\x12\x17\n\x0flower_is_better\x18\x06 \x01(\x08\x12$\n\x1c\x65nds_when_one_person_remains\x18\x07 \x01(\x08\x12\'\n\x05teams\x18\x08 \x03(\x0b\x32\x18.cardtable.rules.v1.Team\"\x15\n\x04Team\x12\r\n\x05seats\x18\x01 \x03(\r\"\x12\n\x10ListGamesRequest\"@\n\x11ListGamesResponse\x12+\n\x05games\x18\x01 \x03(\x0b\x32\x1c.cardtable.rules.v1.GameInfo\"x\n\x0eNewGameRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x31\n\x07options\x18\x03 \x01(\x0b\x32 .cardtable.common.v1.GameOptions\x12\x14\n\x0c\x66irst_dealer\x18\x04 \x01(\r\"~\n\x0fNewGameResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\x12\x0c\n\x04\x64\x65\x63k\x18\x03 \x03(\t\"O\n\x0b\x44\x65\x61lRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x12\n\ndeck_order\x18\x02 \x03(\t\"\x96\x01\n\x0c\x44\x65\x61lResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\x12\'\n\x05\x66\x61\x63ts\x18\x03 \x03(\x0b\x32\x18.cardtable.rules.v1.Fact\"`\n\x12\x41pplyActionRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"\xd5\x01\n\x13\x41pplyActionResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\x12\'\n\x05\x66\x61\x63ts\x18\x03 \x03(\x0b\x32\x18.cardtable.rules.v1.Fact\x12\x36\n\x0f\x61\x63tion_audience\x18\x04 \x01(\x0b\x32\x1d.cardtable.common.v1.Audience\"Q\n\x13LegalActionsRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x0c\n\x04seat\x18\x02 \x01(\r\"`\n\x14LegalActionsResponse\x12\x0f\n\x07\x61\x63tions\x18\x01 \x03(\t\x12\x37\n\x0c\x63hoose_cards\x18\x02 \x01(\x0b\x32!.cardtable.rules.v1.CardSetChoice\";\n\rCardSetChoice\x12\x0c\n\x04verb\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\r\"Z\n\x0eGetViewRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"i\n\x0fGetViewResponse\x12%\n\x04view\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\"u\n\tGameInput\x12-\n\x04\x64\x65\x61l\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.DeckOrderH\x00\x12\x30\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1e.cardtable.rules.v1.SeatActionH\x00\x42\x07\n\x05input\"\x1a\n\tDeckOrder\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\"*\n\nSeatAction\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"\xa7\x01\n\x0eRebuildRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x31\n\x07options\x18\x03 \x01(\x0b\x32 .cardtable.common.v1.GameOptions\x12\x14\n\x0c\x66irst_dealer\x18\x04 \x01(\r\x12-\n\x06inputs\x18\x05 \x03(\x0b\x32\x1d.cardtable.rules.v1.GameInput\"p\n\x0fRebuildResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus2\xf2\x04\n\x0cRulesService\x12X\n\tListGames\x12$.cardtable.rules.v1.ListGamesRequest\x1a%.cardtable.rules.v1.ListGamesResponse\x12R\n\x07NewGame\x12\".cardtable.rules.v1.NewGameRequest\x1a#.cardtable.rules.v1.NewGameResponse\x12I\n\x04\x44\x65\x61l\x12\x1f.cardtable.rules.v1.DealRequest\x1a .cardtable.rules.v1.DealResponse\x12^\n\x0b\x41pplyAction\x12&.cardtable.rules.v1.ApplyActionRequest\x1a\'.cardtable.rules.v1.ApplyActionResponse\x12\x61\n\x0cLegalActions\x12\'.cardtable.rules.v1.LegalActionsRequest\x1a(.cardtable.rules.v1.LegalActionsResponse\x12R\n\x07GetView\x12\".cardtable.rules.v1.GetViewRequest\x1a#.cardtable.rules.v1.GetViewResponse\x12R\n\x07Rebuild\x12\".cardtable.rules.v1.RebuildRequest\x1a#.cardtable.rules.v1.RebuildResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x63\x61rdtable/rules/v1/rules.proto\x12\x12\x63\x61rdtable.rules.v1\x1a cardtable/common/v1/common.proto\x1a\x1cgoogle/protobuf/struct.proto\"E\n\tGameState\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x18\n\x10snapshot_version\x18\x02 \x01(\r\x12\x10\n\x08snapshot\x18\x03 \x01(\x0c\"n\n\x04\x46\x61\x63t\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12/\n\x08\x61udience\x18\x02 \x01(\x0b\x32\x1d.cardtable.common.v1.Audience\x12\'\n\x06\x66ields\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"?\n\nOptionInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rdefault_value\x18\x02 \x01(\t\x12\x0c\n\x04help\x18\x03 \x01(\t\"\xea\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bmin_players\x18\x03 \x01(\r\x12\x13\n\x0bmax_players\x18\x04 \x01(\r\x12/\n\x07options\x18\x05 \x03(\x0b\x32\x1e.cardtable.rules.v1.OptionInfo\x12\x17\n\x0flower_is_better\x18\x06 \x01(\x08\x12$\n\x1c\x65nds_when_one_person_remains\x18\x07 \x01(\x08\x12\'\n\x05teams\x18\x08 \x03(\x0b\x32\x18.cardtable.rules.v1.Team\"\x15\n\x04Team\x12\r\n\x05seats\x18\x01 \x03(\r\"\x12\n\x10ListGamesRequest\"@\n\x11ListGamesResponse\x12+\n\x05games\x18\x01 \x03(\x0b\x32\x1c.cardtable.rules.v1.GameInfo\"x\n\x0eNewGameRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x31\n\x07options\x18\x03 \x01(\x0b\x32 .cardtable.common.v1.GameOptions\x12\x14\n\x0c\x66irst_dealer\x18\x04 \x01(\r\"~\n\x0fNewGameResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\x12\x0c\n\x04\x64\x65\x63k\x18\x03 \x03(\t\"O\n\x0b\x44\x65\x61lRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x12\n\ndeck_order\x18\x02 \x03(\t\"\x96\x01\n\x0c\x44\x65\x61lResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\x12\'\n\x05\x66\x61\x63ts\x18\x03 \x03(\x0b\x32\x18.cardtable.rules.v1.Fact\"\x87\x01\n\x12\x41pplyActionRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12%\n\x1dinclude_views_of_seats_to_act\x18\x04 \x01(\x08\"\x92\x02\n\x13\x41pplyActionResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\x12\'\n\x05\x66\x61\x63ts\x18\x03 \x03(\x0b\x32\x18.cardtable.rules.v1.Fact\x12\x36\n\x0f\x61\x63tion_audience\x18\x04 \x01(\x0b\x32\x1d.cardtable.common.v1.Audience\x12;\n\x15views_of_seats_to_act\x18\x05 \x03(\x0b\x32\x1c.cardtable.rules.v1.SeatView\"?\n\x08SeatView\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12%\n\x04view\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\"Q\n\x13LegalActionsRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x0c\n\x04seat\x18\x02 \x01(\r\"`\n\x14LegalActionsResponse\x12\x0f\n\x07\x61\x63tions\x18\x01 \x03(\t\x12\x37\n\x0c\x63hoose_cards\x18\x02 \x01(\x0b\x32!.cardtable.rules.v1.CardSetChoice\";\n\rCardSetChoice\x12\x0c\n\x04verb\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\r\"Z\n\x0eGetViewRequest\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"i\n\x0fGetViewResponse\x12%\n\x04view\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus\"u\n\tGameInput\x12-\n\x04\x64\x65\x61l\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.DeckOrderH\x00\x12\x30\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1e.cardtable.rules.v1.SeatActionH\x00\x42\x07\n\x05input\"\x1a\n\tDeckOrder\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\"*\n\nSeatAction\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"\xa7\x01\n\x0eRebuildRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x31\n\x07options\x18\x03 \x01(\x0b\x32 .cardtable.common.v1.GameOptions\x12\x14\n\x0c\x66irst_dealer\x18\x04 \x01(\r\x12-\n\x06inputs\x18\x05 \x03(\x0b\x32\x1d.cardtable.rules.v1.GameInput\"p\n\x0fRebuildResponse\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.cardtable.rules.v1.GameState\x12/\n\x06status\x18\x02 \x01(\x0b\x32\x1f.cardtable.common.v1.GameStatus2\xf2\x04\n\x0cRulesService\x12X\n\tListGames\x12$.cardtable.rules.v1.ListGamesRequest\x1a%.cardtable.rules.v1.ListGamesResponse\x12R\n\x07NewGame\x12\".cardtable.rules.v1.NewGameRequest\x1a#.cardtable.rules.v1.NewGameResponse\x12I\n\x04\x44\x65\x61l\x12\x1f.cardtable.rules.v1.DealRequest\x1a .cardtable.rules.v1.DealResponse\x12^\n\x0b\x41pplyAction\x12&.cardtable.rules.v1.ApplyActionRequest\x1a\'.cardtable.rules.v1.ApplyActionResponse\x12\x61\n\x0cLegalActions\x12\'.cardtable.rules.v1.LegalActionsRequest\x1a(.cardtable.rules.v1.LegalActionsResponse\x12R\n\x07GetView\x12\".cardtable.rules.v1.GetViewRequest\x1a#.cardtable.rules.v1.GetViewResponse\x12R\n\x07Rebuild\x12\".cardtable.rules.v1.RebuildRequest\x1a#.cardtable.rules.v1.RebuildResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -55,30 +55,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DEALREQUEST']._serialized_end=1041
   _globals['_DEALRESPONSE']._serialized_start=1044
   _globals['_DEALRESPONSE']._serialized_end=1194
-  _globals['_APPLYACTIONREQUEST']._serialized_start=1196
-  _globals['_APPLYACTIONREQUEST']._serialized_end=1292
-  _globals['_APPLYACTIONRESPONSE']._serialized_start=1295
-  _globals['_APPLYACTIONRESPONSE']._serialized_end=1508
-  _globals['_LEGALACTIONSREQUEST']._serialized_start=1510
-  _globals['_LEGALACTIONSREQUEST']._serialized_end=1591
-  _globals['_LEGALACTIONSRESPONSE']._serialized_start=1593
-  _globals['_LEGALACTIONSRESPONSE']._serialized_end=1689
-  _globals['_CARDSETCHOICE']._serialized_start=1691
-  _globals['_CARDSETCHOICE']._serialized_end=1750
-  _globals['_GETVIEWREQUEST']._serialized_start=1752
-  _globals['_GETVIEWREQUEST']._serialized_end=1842
-  _globals['_GETVIEWRESPONSE']._serialized_start=1844
-  _globals['_GETVIEWRESPONSE']._serialized_end=1949
-  _globals['_GAMEINPUT']._serialized_start=1951
-  _globals['_GAMEINPUT']._serialized_end=2068
-  _globals['_DECKORDER']._serialized_start=2070
-  _globals['_DECKORDER']._serialized_end=2096
-  _globals['_SEATACTION']._serialized_start=2098
-  _globals['_SEATACTION']._serialized_end=2140
-  _globals['_REBUILDREQUEST']._serialized_start=2143
-  _globals['_REBUILDREQUEST']._serialized_end=2310
-  _globals['_REBUILDRESPONSE']._serialized_start=2312
-  _globals['_REBUILDRESPONSE']._serialized_end=2424
-  _globals['_RULESSERVICE']._serialized_start=2427
-  _globals['_RULESSERVICE']._serialized_end=3053
+  _globals['_APPLYACTIONREQUEST']._serialized_start=1197
+  _globals['_APPLYACTIONREQUEST']._serialized_end=1332
+  _globals['_APPLYACTIONRESPONSE']._serialized_start=1335
+  _globals['_APPLYACTIONRESPONSE']._serialized_end=1609
+  _globals['_SEATVIEW']._serialized_start=1611
+  _globals['_SEATVIEW']._serialized_end=1674
+  _globals['_LEGALACTIONSREQUEST']._serialized_start=1676
+  _globals['_LEGALACTIONSREQUEST']._serialized_end=1757
+  _globals['_LEGALACTIONSRESPONSE']._serialized_start=1759
+  _globals['_LEGALACTIONSRESPONSE']._serialized_end=1855
+  _globals['_CARDSETCHOICE']._serialized_start=1857
+  _globals['_CARDSETCHOICE']._serialized_end=1916
+  _globals['_GETVIEWREQUEST']._serialized_start=1918
+  _globals['_GETVIEWREQUEST']._serialized_end=2008
+  _globals['_GETVIEWRESPONSE']._serialized_start=2010
+  _globals['_GETVIEWRESPONSE']._serialized_end=2115
+  _globals['_GAMEINPUT']._serialized_start=2117
+  _globals['_GAMEINPUT']._serialized_end=2234
+  _globals['_DECKORDER']._serialized_start=2236
+  _globals['_DECKORDER']._serialized_end=2262
+  _globals['_SEATACTION']._serialized_start=2264
+  _globals['_SEATACTION']._serialized_end=2306
+  _globals['_REBUILDREQUEST']._serialized_start=2309
+  _globals['_REBUILDREQUEST']._serialized_end=2476
+  _globals['_REBUILDRESPONSE']._serialized_start=2478
+  _globals['_REBUILDRESPONSE']._serialized_end=2590
+  _globals['_RULESSERVICE']._serialized_start=2593
+  _globals['_RULESSERVICE']._serialized_end=3219
 # @@protoc_insertion_point(module_scope)

@@ -335,10 +335,15 @@ class ApplyActionRequest(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    INCLUDE_VIEWS_OF_SEATS_TO_ACT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     action: _builtins.str
     """The action in text form: "play QS", "bid 2", "pass 2C 3D 4H", "contract NT", "give 7H",
     "discard 2C 3C 4C 5C", "take", "name H", "pass".
+    """
+    include_views_of_seats_to_act: _builtins.bool
+    """Also return the view of each seat to act after the action (what GetView would answer for
+    it): the table service keeps them, so the next player's GetTable needs no second call.
     """
     @_builtins.property
     def state(self) -> Global___GameState: ...
@@ -348,10 +353,11 @@ class ApplyActionRequest(_message.Message):
         state: Global___GameState | None = ...,
         seat: _builtins.int = ...,
         action: _builtins.str = ...,
+        include_views_of_seats_to_act: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "seat", b"seat", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "include_views_of_seats_to_act", b"include_views_of_seats_to_act", "seat", b"seat", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -365,6 +371,7 @@ class ApplyActionResponse(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     FACTS_FIELD_NUMBER: _builtins.int
     ACTION_AUDIENCE_FIELD_NUMBER: _builtins.int
+    VIEWS_OF_SEATS_TO_ACT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def state(self) -> Global___GameState: ...
     @_builtins.property
@@ -377,6 +384,10 @@ class ApplyActionResponse(_message.Message):
         for cards passed or discarded.
         """
 
+    @_builtins.property
+    def views_of_seats_to_act(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatView]:
+        """When asked for: one view per seat in `status.to_act`, each only what that seat may know."""
+
     def __init__(
         self,
         *,
@@ -384,14 +395,40 @@ class ApplyActionResponse(_message.Message):
         status: _common_pb2.GameStatus | None = ...,
         facts: _abc.Iterable[Global___Fact] | None = ...,
         action_audience: _common_pb2.Audience | None = ...,
+        views_of_seats_to_act: _abc.Iterable[Global___SeatView] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action_audience", b"action_audience", "state", b"state", "status", b"status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_audience", b"action_audience", "facts", b"facts", "state", b"state", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_audience", b"action_audience", "facts", b"facts", "state", b"state", "status", b"status", "views_of_seats_to_act", b"views_of_seats_to_act"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ApplyActionResponse: _TypeAlias = ApplyActionResponse  # noqa: Y015
+
+@_typing.final
+class SeatView(_message.Message):
+    """One seat's view of a game state, as GetView gives it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    @_builtins.property
+    def view(self) -> _struct_pb2.Struct: ...
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        view: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatView: _TypeAlias = SeatView  # noqa: Y015
 
 @_typing.final
 class LegalActionsRequest(_message.Message):

@@ -1,0 +1,70 @@
+"""The view a move brought along is the view the rules service would compute, always.
+
+Replica A makes every move, so it answers the next player's GetTable from the views that came
+with the move; replica B only reads the log, so it asks the rules service each time. The two
+must agree on every view and status, through deals (where the cached views are dropped) and
+games with several seats to act at once (Hearts passing).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from cardtable.platform.provisioning import NatsNamespace
+from cardtable_api.rules.v1 import rules_pb2
+from tests.table_service.harness import pick_action, running_table_service, view_dict
+
+
+@pytest.mark.parametrize(
+    ("game", "seats", "options"),
+    [("hearts", 4, {"quick": "true"}), ("whist", 3, {}), ("belote", 4, {})],
+)
+async def test_views_from_the_move_equal_the_views_a_second_replica_computes(
+    nats_url: str,
+    nats_namespace: NatsNamespace,
+    rules_address: str,
+    game: str,
+    seats: int,
+    options: dict[str, str],
+) -> None:
+    rng = random.Random(f"cached-{game}")
+    async with (
+        running_table_service(nats_url, nats_namespace.prefix, rules_address) as mover,
+        running_table_service(nats_url, nats_namespace.prefix, rules_address) as reader,
+    ):
+        asked_for_seats: list[int] = []
+        rules = mover.parts.app.rules
+        plain_get_view = rules.get_view
+
+        async def counting_get_view(request: rules_pb2.GetViewRequest) -> Any:
+            if request.HasField("seat"):
+                asked_for_seats.append(request.seat)
+            return await plain_get_view(request)
+
+        rules.get_view = counting_get_view  # type: ignore[method-assign]
+        table_id = await mover.player("host").create(game, seats, options)
+        on_mover = {seat: mover.player(f"p{seat}") for seat in range(seats)}
+        on_reader = {seat: reader.player(f"p{seat}") for seat in range(seats)}
+        for seat, player in on_mover.items():
+            await player.join(table_id, seat)
+        compared = 0
+        for _ in range(120):
+            summary = await on_mover[0].view(table_id, None)
+            if summary.status == "finished":
+                break
+            for seat in summary.game_status.to_act:
+                cached = await on_mover[seat].view(table_id, seat)
+                computed = await on_reader[seat].view(table_id, seat)
+                assert cached.version == computed.version
+                assert cached.view == computed.view, f"seat {seat} at {cached.version}"
+                assert cached.game_status == computed.game_status
+                compared += 1
+            seat = rng.choice(list(summary.game_status.to_act))
+            view = view_dict(await on_mover[seat].view(table_id, seat))
+            await on_mover[seat].move(table_id, seat, pick_action(view, rng))
+        assert compared > 50
+        # the mover asked the rules service only after deals (and the first view of a seat)
+        assert len(asked_for_seats) < compared / 3
