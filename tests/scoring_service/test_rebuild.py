@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncpg
+import pytest
 
 from cardtable.platform.nats import NatsConnection
+from cardtable.scoring_service.log_reading import read_log_elsewhere
 from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
-from cardtable.scoring_service.settings import ConsumerSettings
+from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
 from cardtable_api.events.v1 import events_pb2
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
@@ -36,11 +38,14 @@ def many_tables() -> list[TableLog]:
     return [*logs, unfinished]
 
 
+@pytest.mark.parametrize("second_process", [False, True], ids=["read here", "read elsewhere"])
 async def test_a_rebuild_equals_the_live_projection_table_by_table(
     nats_connection: NatsConnection,
+    nats_url: str,
     projection_pool: asyncpg.Pool,
     consumer_settings: ConsumerSettings,
     fresh_database_url: str,
+    second_process: bool,
 ) -> None:
     js, names = nats_connection.jetstream, consumer_settings.log
     logs = many_tables()
@@ -62,6 +67,7 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
         schema=REBUILT,
         on_progress=progress.append,
         messages_per_transaction=500,
+        reader_nats_url=nats_url if second_process else None,
     )
 
     assert result.position == last[-1]
@@ -156,3 +162,10 @@ def test_event_batches_of_the_fixture_log_are_whole() -> None:
     assert bodies[0] == "table_created" and bodies[-1] == "game_finished"
     assert bodies.count("deal_committed") == bodies.count("deal_seed_revealed")
     assert isinstance(log.batches[0], events_pb2.EventBatch)
+
+
+async def test_a_reader_process_that_fails_says_why(nats_url: str) -> None:
+    missing = EventLogNames.from_prefix("NO_SUCH_LOG")
+    with pytest.raises(RuntimeError, match="the log reader failed"):
+        async for _chunk in read_log_elsewhere(nats_url, missing, until=10, chunk=5):
+            pass

@@ -60,7 +60,8 @@ from cardtable.platform.logging import get_logger
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
-from cardtable.scoring_service.rebuild import compare_projections, read_log, rebuild
+from cardtable.scoring_service.log_reading import read_log
+from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable.scoring_service.settings import EventLogNames
 from cardtable.table_service.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
@@ -328,7 +329,13 @@ async def _verify(
             first = audit.first
             report.audit_failures.append(f"audit of {table_id}: {first}")
     progress("rebuilding the projection from the log and comparing ...")
-    await rebuild(stack.postgres.url, jetstream, names, schema=REBUILD_SCHEMA)
+    await rebuild(
+        stack.postgres.url,
+        jetstream,
+        names,
+        schema=REBUILD_SCHEMA,
+        reader_nats_url=stack.nats.url,
+    )
     async with pool.acquire() as database:
         comparisons = await compare_projections(database, LIVE_SCHEMA, REBUILD_SCHEMA)
         report.dead_letters = int(await database.fetchval("SELECT count(*) FROM dead_letters"))

@@ -343,9 +343,6 @@ async def scoring_rates(*, games: int, progress: Progress, quick: bool = True) -
         )
         plain = await plain_insert_rates(database_url, pool, games, events, progress)
 
-        def on_rebuild(step: Any) -> None:
-            progress("rebuild", step.position, last_sequence)
-
         connection = await connect_nats(servers.nats_url, name="bench-scoring-rebuild")
         try:
             rebuilt = await rebuild(
@@ -354,6 +351,7 @@ async def scoring_rates(*, games: int, progress: Progress, quick: bool = True) -
                 names,
                 schema="scoring_rebuild",
                 on_progress=lambda step: progress("rebuild", step.position, last_sequence),
+                reader_nats_url=servers.nats_url,
             )
             live = await live_rate(
                 servers.nats_url, database_url, names, last_sequence, events, progress

@@ -317,6 +317,8 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
                     names,
                     schema=args.schema,
                     on_progress=report,
+                    # a second process reads the log while this one projects
+                    reader_nats_url=os.environ.get("NATS_URL"),
                 )
         console.print(
             f"rebuilt {result.messages:,} messages ({result.events:,} events) into "

@@ -14,21 +14,18 @@ so a rebuild caught up to the same position as the live projection must be ident
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nats.aio.msg import Msg
-from nats.js import JetStreamContext, api
+from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
-from cardtable.scoring_service.headers import quick_header_parsing
-from cardtable.scoring_service.messages import StoredMessage
+from cardtable.scoring_service.log_reading import read_log, read_log_elsewhere
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.settings import EventLogNames, check_schema_name
 from cardtable.scoring_service.writer import ProjectionWriter
@@ -50,12 +47,9 @@ PROJECTION_TABLES = (
     "rating_changes",
 )
 
-READ_AHEAD_CHUNKS = 4
 #: Messages projected per transaction while rebuilding: long runs of a table's batches fold
 #: into one write of its rows, which is most of what makes a rebuild faster than live.
 MESSAGES_PER_TRANSACTION = 5000
-#: A read that brings nothing for this long has stalled (NATS away, the stream gone).
-READ_IDLE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -86,96 +80,6 @@ class RebuildResult:
         return self.events / self.seconds if self.seconds > 0 else 0.0
 
 
-def _stored_and_pending(message: Msg) -> tuple[StoredMessage, int]:
-    """The message as the writer takes it, and how many follow it in the stream.
-
-    The same as ``stored_message`` but reading the metadata (parsed from the reply subject on
-    every access) once; per message that counts over a whole log.
-    """
-    metadata = message.metadata
-    stored = StoredMessage(
-        sequence=metadata.sequence.stream,
-        subject=message.subject,
-        data=message.data,
-        headers=message.headers or {},
-        stored_at=metadata.timestamp,
-    )
-    return stored, metadata.num_pending
-
-
-async def read_log(
-    jetstream: JetStreamContext, log: EventLogNames, *, until: int, chunk: int
-) -> AsyncGenerator[list[StoredMessage]]:
-    """The table subjects' messages from sequence 1 to ``until``, in chunks of ``chunk``.
-
-    An ordered push consumer (flow-controlled, no acknowledgements) reads about twice as fast
-    as pull fetches in nats-py, and nothing about it outlives the read. Reading runs ahead of
-    the caller by a few chunks, so the next chunk arrives while the last one is projected.
-    """
-    chunks: asyncio.Queue[list[StoredMessage] | Exception | None] = asyncio.Queue(
-        maxsize=READ_AHEAD_CHUNKS
-    )
-    pending: list[StoredMessage] = []
-    finished = False
-    last_read = 0
-
-    async def receive(message: Msg) -> None:
-        nonlocal pending, finished, last_read
-        if finished:
-            return
-        stored, behind = _stored_and_pending(message)
-        if last_read and stored.sequence != last_read + 1:
-            # The stream denies deletes, so a gap means the client dropped messages (a slow
-            # consumer): fail rather than build a projection that silently lacks them.
-            finished = True
-            await chunks.put(
-                RuntimeError(f"read {log.stream} up to {last_read}, then {stored.sequence}")
-            )
-            return
-        last_read = stored.sequence
-        if stored.sequence <= until:
-            pending.append(stored)
-        if stored.sequence >= until or behind == 0:
-            finished = True
-        if finished or len(pending) >= chunk:
-            batch, pending = pending, []
-            if batch:
-                await chunks.put(batch)  # blocks the reader: flow control holds the stream
-            if finished:
-                await chunks.put(None)
-
-    with quick_header_parsing(jetstream):
-        subscription = await jetstream.subscribe(
-            log.tables_subject,
-            stream=log.stream,
-            ordered_consumer=True,
-            deliver_policy=api.DeliverPolicy.ALL,
-            cb=receive,
-            # nats-py drops messages silently (a "slow consumer") once its buffer passes these
-            # limits, and an ordered consumer only notices at its next idle heartbeat, which a
-            # busy read never has. The server's flow control is what bounds the buffer here.
-            pending_msgs_limit=0,
-            pending_bytes_limit=0,
-        )
-        try:
-            while True:
-                try:
-                    batch = await asyncio.wait_for(chunks.get(), READ_IDLE_SECONDS)
-                except TimeoutError:
-                    raise TimeoutError(
-                        f"no message of {log.stream} for {READ_IDLE_SECONDS:g}s "
-                        f"before sequence {until}"
-                    ) from None
-                if batch is None:
-                    return
-                if isinstance(batch, Exception):
-                    raise batch
-                yield batch
-        finally:
-            with contextlib.suppress(Exception):
-                await subscription.unsubscribe()
-
-
 async def rebuild(
     database_url: str,
     jetstream: JetStreamContext,
@@ -184,8 +88,13 @@ async def rebuild(
     schema: str,
     on_progress: Callable[[RebuildProgress], None] | None = None,
     messages_per_transaction: int = MESSAGES_PER_TRANSACTION,
+    reader_nats_url: str | None = None,
 ) -> RebuildResult:
-    """Drop ``schema``, migrate it, and project the whole log into it (module docstring)."""
+    """Drop ``schema``, migrate it, and project the whole log into it (module docstring).
+
+    With ``reader_nats_url``, a second process reads the log from that server while this one
+    projects (``log_reading.read_log_elsewhere``): on more than one core, markedly faster.
+    """
     check_schema_name(schema)
     started = time.monotonic()
     pool = await create_schema_pool(database_url, schema, max_size=2)
@@ -201,7 +110,13 @@ async def rebuild(
             last_sequence = 0
         messages = events = dead_letters = position = 0
         if last_sequence:
-            reading = read_log(jetstream, log, until=last_sequence, chunk=messages_per_transaction)
+            reading = (
+                read_log_elsewhere(
+                    reader_nats_url, log, until=last_sequence, chunk=messages_per_transaction
+                )
+                if reader_nats_url
+                else read_log(jetstream, log, until=last_sequence, chunk=messages_per_transaction)
+            )
             async with contextlib.aclosing(reading) as chunks:
                 async for chunk in chunks:
                     outcome = await writer.project(chunk)
