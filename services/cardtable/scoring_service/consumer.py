@@ -38,6 +38,8 @@ from cardtable.scoring_service.writer import ProjectionOutcome, ProjectionWriter
 Result = TypeVar("Result")
 
 FETCH_TIMEOUT_SECONDS = 1.0
+#: Collecting what came while lingering: the pull returns at once when messages wait.
+LINGER_FETCH_SECONDS = 0.01
 #: After this long without a message, make sure the durable consumer still exists.
 QUIET_CHECK_SECONDS = 5.0
 FIRST_RETRY_SECONDS = 0.1
@@ -196,12 +198,19 @@ class ProjectionConsumer:
         """The first message as soon as it is appended, then those already waiting behind it.
 
         One fetch of a whole batch would hold the first message until the batch filled up or
-        the fetch timed out: fine for catching up, a second of lag for a quiet table.
+        the fetch timed out: fine for catching up, a second of lag for a quiet table. A lone
+        message waits ``linger_seconds`` for company, then whatever came is taken at once.
         """
         messages = await subscription.fetch(1, timeout=FETCH_TIMEOUT_SECONDS)
-        waiting = min(messages[-1].metadata.num_pending, self._settings.batch_size - 1)
+        room = self._settings.batch_size - 1
+        waiting = min(messages[-1].metadata.num_pending, room)
         if waiting > 0:
             messages += await subscription.fetch(waiting, timeout=FETCH_TIMEOUT_SECONDS)
+        elif room > 0 and self._settings.linger_seconds > 0:
+            # A lone message: others are usually a few milliseconds behind it under load.
+            await asyncio.sleep(self._settings.linger_seconds)
+            with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+                messages += await subscription.fetch(room, timeout=LINGER_FETCH_SECONDS)
         return messages
 
     async def _project_and_acknowledge(self, messages: Sequence[Msg]) -> None:
