@@ -21,6 +21,8 @@ from cardtable.table_service.auth import TokenCodec
 
 #: The order services start in: each one needs the ones before it.
 SERVICES = ("rules", "table", "scoring", "bots")
+#: The services that keep their state in PostgreSQL.
+NEEDS_POSTGRES = frozenset({"scoring"})
 
 
 @dataclass
@@ -28,8 +30,10 @@ class SystemStack:
     """What a benchmark talks to, and the processes whose CPU it measures."""
 
     nats_url: str
+    #: Empty when no service asked for needs PostgreSQL.
     database_url: str
     prefix: str
+    signing_key: str
     tokens: TokenCodec
     services: dict[str, ServiceProcess]
     #: Server processes we started ourselves (embedded wheels), by name; empty for env servers.
@@ -46,26 +50,37 @@ class SystemStack:
 
 @contextlib.asynccontextmanager
 async def system_stack(
-    log_dir: Path | None = None, services: tuple[str, ...] = SERVICES
+    log_dir: Path | None = None,
+    services: tuple[str, ...] = SERVICES,
+    prefix_stem: str = "bench",
 ) -> AsyncIterator[SystemStack]:
-    """Start the servers (or use the environment's) and ``services``; stop all at the end."""
+    """Start the servers (or use the environment's) and ``services``; stop all at the end.
+
+    PostgreSQL is started (and a database made) only when a service asked for needs it.
+    """
     key = secrets.token_hex(32)
-    prefix = f"bench{secrets.token_hex(3)}"
+    prefix = f"{prefix_stem}{secrets.token_hex(3)}"
+    needs_postgres = bool(NEEDS_POSTGRES & set(services))
     async with contextlib.AsyncExitStack() as stack:
         nats_url = os.environ.get("NATS_URL")
-        admin_url = os.environ.get("DATABASE_URL")
+        admin_url = os.environ.get("DATABASE_URL") if needs_postgres else None
+        start_nats, start_postgres = not nats_url, needs_postgres and not admin_url
         server_pids: dict[str, int] = {}
-        if not nats_url or not admin_url:
+        if start_nats or start_postgres:
             servers = await stack.enter_async_context(
-                async_dev_servers(nats=not nats_url, postgres=not admin_url)
+                async_dev_servers(nats=start_nats, postgres=start_postgres)
             )
             for server in servers.all:
                 if server.pid is not None:
                     server_pids[server.name] = server.pid
             nats_url = nats_url or servers.nats_url
-            admin_url = admin_url or servers.database_url
-        database_url = await create_database(admin_url, "bench")
-        stack.push_async_callback(drop_database, admin_url, database_url)
+            if start_postgres:
+                admin_url = servers.database_url
+        assert nats_url is not None
+        database_url = ""
+        if admin_url:
+            database_url = await create_database(admin_url, "bench")
+            stack.push_async_callback(drop_database, admin_url, database_url)
         started: dict[str, ServiceProcess] = {}
         for name in services:
             settings = {
@@ -80,7 +95,9 @@ async def system_stack(
             service = await start(name, settings, log_path=log_path)
             stack.callback(service.terminate)
             started[name] = service
-        yield SystemStack(nats_url, database_url, prefix, TokenCodec(key), started, server_pids)
+        yield SystemStack(
+            nats_url, database_url, prefix, key, TokenCodec(key), started, server_pids
+        )
 
 
 def process_tree_cpu_seconds(pid: int) -> float:
