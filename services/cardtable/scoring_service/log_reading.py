@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import pickle
 import struct
 import sys
@@ -154,12 +155,15 @@ async def _read_and_send(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m cardtable.scoring_service.log_reading URL STREAM PREFIX UNTIL CHUNK``.
+    """``NATS_URL=... python -m cardtable.scoring_service.log_reading STREAM PREFIX UNTIL CHUNK``.
 
     The reading process: frames of rows on standard output, ``None`` at the end, an error
     message (a ``str``) if reading failed. Run by :func:`read_log_elsewhere`, not by people.
+    The URL comes from the environment, not the command line, where any local user could
+    read credentials in it.
     """
-    nats_url, stream, subject_prefix, until, chunk = argv or sys.argv[1:]
+    stream, subject_prefix, until, chunk = argv or sys.argv[1:]
+    nats_url = os.environ["NATS_URL"]
     out = sys.stdout.buffer
     try:
         run_async(
@@ -187,12 +191,12 @@ async def read_log_elsewhere(
         sys.executable,
         "-m",
         "cardtable.scoring_service.log_reading",
-        nats_url,
         log.stream,
         log.subject_prefix,
         str(until),
         str(chunk),
         stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "NATS_URL": nats_url},
     )
     assert reader.stdout is not None
     try:
