@@ -481,6 +481,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         report = run_async(fuzz_stack(args.requests, args.seed, progress=advance))
     console.print(render_fuzz_report(report))
     if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(report.as_dict(), indent=1))
     print(json.dumps(report.as_dict()))
     return 0 if report.ok else 1
