@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,10 +53,12 @@ async def system_stack(
     log_dir: Path | None = None,
     services: tuple[str, ...] = SERVICES,
     prefix_stem: str = "bench",
+    extra_settings: Mapping[str, Mapping[str, str]] | None = None,
 ) -> AsyncIterator[SystemStack]:
     """Start the servers (or use the environment's) and ``services``; stop all at the end.
 
     PostgreSQL is started (and a database made) only when a service asked for needs it.
+    ``extra_settings`` adds environment variables per service name (``{"bots": {...}}``).
     """
     key = secrets.token_hex(32)
     prefix = f"{prefix_stem}{secrets.token_hex(3)}"
@@ -90,6 +92,7 @@ async def system_stack(
                 "EVENT_PREFIX": prefix,
                 "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
                 "TABLE_ADDRESS": started["table"].address if "table" in started else "",
+                **(extra_settings or {}).get(name, {}),
             }
             log_path = log_dir / f"{name}.log" if log_dir else None
             service = await start(name, settings, log_path=log_path)

@@ -23,8 +23,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
-import secrets
 import sys
 import tempfile
 import time
@@ -39,9 +37,9 @@ from typing import Any
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
+from cardtable.bench.stack import system_stack
 from cardtable.eventlog.reader import log_reader
-from cardtable.platform.dev_servers import async_dev_servers
-from cardtable.stack.processes import ServiceProcess, start
+from cardtable.stack.processes import ServiceProcess
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -63,35 +61,23 @@ class Stack:
 
 @contextlib.asynccontextmanager
 async def bench_stack(log_dir: Path) -> AsyncIterator[Stack]:
-    key = secrets.token_hex(32)
-    prefix = f"botbench{secrets.token_hex(3)}"
-    async with contextlib.AsyncExitStack() as stack:
-        nats_url = os.environ.get("NATS_URL")
-        if not nats_url:
-            servers = await stack.enter_async_context(async_dev_servers(postgres=False))
-            nats_url = servers.nats_url
-        common = {"NATS_URL": nats_url, "TOKEN_SIGNING_KEY": key, "EVENT_PREFIX": prefix}
-        rules = await start("rules", {}, log_path=log_dir / "rules.log")
-        stack.callback(rules.terminate)
-        table = await start(
-            "table",
-            {**common, "RULES_ADDRESS": rules.address},
-            log_path=log_dir / "table.log",
+    """NATS, the rules, table and bot services (the bots logging at INFO into ``log_dir``)."""
+    async with system_stack(
+        log_dir,
+        services=("rules", "table", "bots"),
+        prefix_stem="botbench",
+        extra_settings={"bots": {"LOG_LEVEL": "INFO"}},
+    ) as system:
+        processes = system.services
+        yield Stack(
+            system.nats_url,
+            system.prefix,
+            system.tokens,
+            processes["table"],
+            processes["bots"],
+            processes,
+            log_dir / "bots.log",
         )
-        stack.callback(table.terminate)
-        bots_log = log_dir / "bots.log"
-        bots = await start(
-            "bots",
-            {
-                **common,
-                "TABLE_ADDRESS": table.address,
-                "LOG_LEVEL": "INFO",
-            },
-            log_path=bots_log,
-        )
-        stack.callback(bots.terminate)
-        processes = {"rules": rules, "table": table, "bots": bots}
-        yield Stack(nats_url, prefix, TokenCodec(key), table, bots, processes, bots_log)
 
 
 def scrape(port: int) -> dict[str, float]:
