@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cardtable.bench.scrape import HistogramSnapshot, parse_histogram
+from cardtable.bench.system import targets_met
 from cardtable.cli.main import main
 
 EXPOSITION = """\
@@ -78,3 +79,16 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
     assert raw["grpc_unary_calls_per_s"]["64_in_flight"] > 0
     assert run["ratios"]["vs_grpc_unary_sequential"] > 0
     assert (tmp_path / "bench.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_latency_targets_count_only_at_the_target_rate() -> None:
+    fast = {"moves_per_s": 1200.0, "move_latency_p99_ms": 40.0, "projection_lag_p99_ms": 300.0}
+    assert all(targets_met(fast).values())
+    slow = {**fast, "moves_per_s": 220.0}
+    assert not any(targets_met(slow).values())
+    late = {**fast, "projection_lag_p99_ms": None}
+    assert targets_met(late) == {
+        "moves_per_s": True,
+        "move_latency_p99_ms": True,
+        "projection_lag_p99_ms": False,
+    }

@@ -198,10 +198,26 @@ async def system_bench(
         "half_load": half,
         "best": {"tables": best["tables"], "moves_per_s": best["moves_per_s"]},
         "targets": TARGETS,
-        "targets_met": {
-            "moves_per_s": best["moves_per_s"] >= TARGETS["moves_per_s"],
-            "move_latency_p99_ms": best["move_latency_p99_ms"] < TARGETS["move_latency_p99_ms"],
-            "projection_lag_p99_ms": (best["projection_lag_p99_ms"] or 0)
-            < TARGETS["projection_lag_p99_ms"],
+        "targets_met": targets_met(best),
+        "under_latency_targets_at_best_load": {
+            key: _under(best[key], TARGETS[key])
+            for key in ("move_latency_p99_ms", "projection_lag_p99_ms")
         },
+    }
+
+
+def _under(value: float | None, limit: float) -> bool:
+    return value is not None and value < limit
+
+
+def targets_met(best: dict[str, Any]) -> dict[str, bool]:
+    """The targets, judged at the best load: the latency targets hold *at* the target rate,
+    so below that rate they count as not met, whatever the latencies were."""
+    at_target_rate = best["moves_per_s"] >= TARGETS["moves_per_s"]
+    return {
+        "moves_per_s": at_target_rate,
+        "move_latency_p99_ms": at_target_rate
+        and _under(best["move_latency_p99_ms"], TARGETS["move_latency_p99_ms"]),
+        "projection_lag_p99_ms": at_target_rate
+        and _under(best["projection_lag_p99_ms"], TARGETS["projection_lag_p99_ms"]),
     }
