@@ -24,17 +24,13 @@ which mix was used.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import json
 import os
 import secrets
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -401,29 +397,3 @@ def format_report(figures: dict[str, Any]) -> str:
             f"  wall time {figures['wall_seconds']:,.1f} s ({figures['servers']})",
         ]
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m cardtable.bench.scoring_rates --games N``: the benchmark with plain output."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--games", type=int, default=10_000)
-    parser.add_argument("--full", action="store_true", help="the four games in equal numbers")
-    parser.add_argument("--json-out", help="also write the figures to this file")
-    args = parser.parse_args(argv)
-    shown: dict[str, float] = {}
-
-    def progress(step: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done >= total or now - shown.get(step, 0.0) > 5:
-            shown[step] = now
-            print(f"{step}: {done:,}/{total:,}", file=sys.stderr, flush=True)
-
-    figures = asyncio.run(scoring_rates(games=args.games, progress=progress, quick=not args.full))
-    print(format_report(figures))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(figures, indent=2) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
