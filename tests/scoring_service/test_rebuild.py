@@ -6,6 +6,7 @@ import asyncpg
 import pytest
 
 from cardtable.platform.nats import NatsConnection
+from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.log_reading import read_log_elsewhere
 from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
@@ -38,7 +39,11 @@ def many_tables() -> list[TableLog]:
     return [*logs, unfinished]
 
 
-@pytest.mark.parametrize("second_process", [False, True], ids=["read here", "read elsewhere"])
+@pytest.mark.parametrize(
+    ("second_process", "per_transaction"),
+    [(False, 500), (True, 500), (True, 7)],
+    ids=["read here", "read elsewhere", "many short transactions"],
+)
 async def test_a_rebuild_equals_the_live_projection_table_by_table(
     nats_connection: NatsConnection,
     nats_url: str,
@@ -46,7 +51,11 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
     consumer_settings: ConsumerSettings,
     fresh_database_url: str,
     second_process: bool,
+    per_transaction: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Short transactions carry tables and ratings over many commits in the rebuild's memory
+    (committed_state.py); the orphan batch fails inside a fold, which makes it forget them."""
     js, names = nats_connection.jetstream, consumer_settings.log
     logs = many_tables()
     batches = interleave(logs)
@@ -54,11 +63,22 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
         await publish(js, names, batches)
         # A poison message and a batch stored twice belong to the log too.
         await js.publish(names.table_subject(logs[0].table_id), b"\x00garbage")
+        orphan = TableLog("hearts", people("ivy", "jo", "kim", "lu"), seed=130)
+        orphan.open_and_start()
+        await publish(js, names, orphan.batches[1:2], expect_last_sequence=False)
         last = await publish(
             js, names, logs[1].batches[-3:], message_ids=False, expect_last_sequence=False
         )
         await wait_for_position(projection_pool, names.stream, last[-1])
 
+    forgotten: list[int] = []
+    forget = CommittedState.forget
+
+    def counted_forget(state: CommittedState) -> None:
+        forgotten.append(len(state.tables))
+        forget(state)
+
+    monkeypatch.setattr(CommittedState, "forget", counted_forget)
     progress: list[RebuildProgress] = []
     result = await rebuild(
         fresh_database_url,
@@ -66,20 +86,21 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
         names,
         schema=REBUILT,
         on_progress=progress.append,
-        messages_per_transaction=500,
+        messages_per_transaction=per_transaction,
         reader_nats_url=nats_url if second_process else None,
     )
 
     assert result.position == last[-1]
-    assert result.messages == len(batches) + 4
-    assert result.dead_letters == 1
+    assert result.messages == len(batches) + 5
+    assert result.dead_letters == 2
+    assert forgotten  # the orphan's fold failed: what memory held was dropped, then reread
     assert [p.position for p in progress] == sorted(p.position for p in progress)
     assert progress[-1].position == progress[-1].last_sequence == last[-1]
     async with projection_pool.acquire() as connection:
         comparison = await compare_projections(connection, SCHEMA, REBUILT)
     assert [c.table for c in comparison if not c.identical] == []
     rows = {c.table: c.rows_in_first for c in comparison}
-    assert rows["games"] == 9 and rows["dead_letters"] == 1 and rows["rating_changes"] == 30
+    assert rows["games"] == 9 and rows["dead_letters"] == 2 and rows["rating_changes"] == 30
     assert all(c.rows_in_first == c.rows_in_second for c in comparison)
 
 

@@ -16,8 +16,8 @@ import os
 import pickle
 import struct
 import sys
-from collections.abc import AsyncGenerator
-from datetime import datetime
+from collections.abc import AsyncGenerator, Mapping
+from datetime import UTC, datetime
 from typing import BinaryIO
 
 from nats.aio.msg import Msg
@@ -26,7 +26,7 @@ from nats.js import JetStreamContext, api
 from cardtable.platform.entrypoint import run_async
 from cardtable.platform.nats import connect_nats
 from cardtable.scoring_service.headers import quick_header_parsing
-from cardtable.scoring_service.messages import StoredMessage
+from cardtable.scoring_service.messages import SCHEMA_HEADER, StoredMessage
 from cardtable.scoring_service.settings import EventLogNames
 
 READ_AHEAD_CHUNKS = 4
@@ -39,21 +39,38 @@ Row = tuple[int, str, bytes, dict[str, str], datetime]
 FRAME_HEADER = struct.Struct(">Q")
 
 
+#: Where an acknowledgement subject keeps what a reader needs, by its number of tokens:
+#: ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<time>.<pending>`` (9), and the
+#: same after a domain and an account hash, with a random token last (12 or more).
+_ACK_FIELDS = {9: (5, 7, 8), 12: (7, 9, 10)}
+_UTC = UTC
+
+
 def _stored_and_pending(message: Msg) -> tuple[StoredMessage, int]:
     """The message as the writer takes it, and how many follow it in the stream.
 
-    The same as ``stored_message`` but reading the metadata (parsed from the reply subject on
-    every access) once; per message that counts over a whole log.
+    The same as ``stored_message``, but it reads the three fields it needs straight from the
+    acknowledgement subject instead of building nats-py's whole ``Metadata`` (two dataclasses
+    per message), which over a whole log was a sixth of the reader's time.
     """
-    metadata = message.metadata
+    tokens = (message.reply or "").split(".")
+    fields = _ACK_FIELDS.get(min(len(tokens), 12)) if tokens[:2] == ["$JS", "ACK"] else None
+    if fields is None:
+        metadata = message.metadata  # an unfamiliar form: nats-py knows best
+        sequence, stored_at = metadata.sequence.stream, metadata.timestamp
+        pending = metadata.num_pending
+    else:
+        sequence = int(tokens[fields[0]])
+        stored_at = datetime.fromtimestamp(int(tokens[fields[1]]) / 1_000_000_000.0, _UTC)
+        pending = int(tokens[fields[2]])
     stored = StoredMessage(
-        sequence=metadata.sequence.stream,
+        sequence=sequence,
         subject=message.subject,
         data=message.data,
         headers=message.headers or {},
-        stored_at=metadata.timestamp,
+        stored_at=stored_at,
     )
-    return stored, metadata.num_pending
+    return stored, pending
 
 
 async def read_log(
@@ -129,6 +146,12 @@ async def read_log(
                 await subscription.unsubscribe()
 
 
+def _projected_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers a projection reads (``messages.decode``): the rest need not cross the pipe."""
+    schema = headers.get(SCHEMA_HEADER)
+    return {} if schema is None else {SCHEMA_HEADER: schema}
+
+
 def _send(stream: BinaryIO, item: object) -> None:
     """One frame: its length, then the pickled item (blocks while the pipe is full)."""
     payload = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
@@ -146,7 +169,8 @@ async def _read_and_send(
         async with contextlib.aclosing(reading) as chunks:
             async for messages in chunks:
                 rows: list[Row] = [
-                    (m.sequence, m.subject, m.data, dict(m.headers), m.stored_at) for m in messages
+                    (m.sequence, m.subject, m.data, _projected_headers(m.headers), m.stored_at)
+                    for m in messages
                 ]
                 _send(out, rows)  # blocks while the projector is busy: that is the backpressure
         _send(out, None)

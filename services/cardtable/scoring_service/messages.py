@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
+from typing import NamedTuple
 
 from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
@@ -33,9 +32,12 @@ class PoisonMessageError(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class StoredMessage:
-    """One message as the stream stored it, whichever way it was read."""
+class StoredMessage(NamedTuple):
+    """One message as the stream stored it, whichever way it was read.
+
+    A named tuple, not a dataclass: a rebuild makes one per message of the log, and a tuple
+    is built several times faster than a frozen dataclass.
+    """
 
     sequence: int
     subject: str
@@ -45,21 +47,29 @@ class StoredMessage:
     stored_at: datetime
 
 
-@dataclass(frozen=True)
 class DecodedBatch:
-    """A stored message that passed every check."""
+    """A stored message that passed every check (a plain class: one is made per message)."""
 
-    sequence: int
-    table_id: str
-    batch: events_pb2.EventBatch
-    stored_at: datetime
+    __slots__ = ("_occurred_at", "batch", "sequence", "stored_at", "table_id")
 
-    @cached_property
+    def __init__(
+        self, sequence: int, table_id: str, batch: events_pb2.EventBatch, stored_at: datetime
+    ) -> None:
+        self.sequence = sequence
+        self.table_id = table_id
+        self.batch = batch
+        self.stored_at = stored_at
+        self._occurred_at: datetime | None = None
+
+    @property
     def occurred_at(self) -> datetime:
         """When its events happened (read only for the few batches that need a time)."""
-        if self.batch.HasField("occurred_at"):
-            return self.batch.occurred_at.ToDatetime(tzinfo=UTC)
-        return self.stored_at
+        if self._occurred_at is None:
+            if self.batch.HasField("occurred_at"):
+                self._occurred_at = self.batch.occurred_at.ToDatetime(tzinfo=UTC)
+            else:
+                self._occurred_at = self.stored_at
+        return self._occurred_at
 
 
 def decode(message: StoredMessage, log: EventLogNames) -> DecodedBatch:

@@ -24,6 +24,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from cardtable.platform.postgres import close_pool
+from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.log_reading import read_log, read_log_elsewhere
 from cardtable.scoring_service.migrations import apply_migrations
@@ -102,7 +103,9 @@ async def rebuild(
         async with pool.acquire() as connection:
             await connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             await apply_migrations(connection, schema)
-        writer = ProjectionWriter(pool, log)
+        # The schema was just emptied and nothing else writes it: what this writer commits
+        # is all it holds, so it need not be read back (committed_state.py).
+        writer = ProjectionWriter(pool, log, CommittedState())
         await writer.prepare()
         try:
             last_sequence = (await jetstream.stream_info(log.stream)).state.last_seq

@@ -7,8 +7,10 @@ can load and store any row type the same way. A table being played is held as a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, ClassVar
 
 PERSON = "person"
@@ -36,14 +38,30 @@ class Row:
 
     def values(self) -> tuple[Any, ...]:
         """This row's values, in column order."""
-        return tuple(getattr(self, column) for column in self.columns())
+        getter = _VALUES.get(type(self))
+        if getter is None:
+            getter = _VALUES[type(self)] = _tuple_getter(self.columns())
+        return getter(self)
 
     def key(self) -> tuple[Any, ...]:
-        """This row's primary key."""
-        return tuple(getattr(self, column) for column in self.KEY)
+        """This row's primary key (read for every row a batch touches, hence the getter)."""
+        getter = _KEYS.get(type(self))
+        if getter is None:
+            getter = _KEYS[type(self)] = _tuple_getter(self.KEY)
+        return getter(self)
+
+
+def _tuple_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """A C-level reader of ``names`` that always gives a tuple (attrgetter of one does not)."""
+    if len(names) == 1:
+        read_one = attrgetter(names[0])
+        return lambda row: (read_one(row),)
+    return attrgetter(*names)
 
 
 _COLUMNS: dict[type[Row], tuple[str, ...]] = {}
+_VALUES: dict[type[Row], Callable[[Any], tuple[Any, ...]]] = {}
+_KEYS: dict[type[Row], Callable[[Any], tuple[Any, ...]]] = {}
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from cardtable.engine.rating import INITIAL_RATING
+from cardtable.scoring_service.committed_state import CommittedState, RatingKey
 from cardtable.scoring_service.database import is_refused_data
 from cardtable.scoring_service.messages import (
     DecodedBatch,
@@ -179,9 +180,13 @@ async def read_position(connection: Connection | asyncpg.Pool, stream: str) -> i
 class ProjectionWriter:
     """Projects runs of stored messages into one schema, exactly once."""
 
-    def __init__(self, pool: asyncpg.Pool, log: EventLogNames) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, log: EventLogNames, committed: CommittedState | None = None
+    ) -> None:
+        """``committed``: only for the schema's sole writer, a rebuild (see its module)."""
         self._pool = pool
         self._log = log
+        self._committed = committed
 
     async def prepare(self) -> int:
         """Make sure the position row exists (before two writers could race to insert it)."""
@@ -235,6 +240,37 @@ class ProjectionWriter:
         decoded: dict[int, DecodedBatch],
         poison: dict[int, str],
     ) -> ProjectionOutcome:
+        if self._committed is None:
+            outcome, _ = await self._fold_and_commit(messages, decoded, poison, {})
+            return outcome
+        ratings: dict[RatingKey, RatingRow] = {}
+        try:
+            outcome, projection = await self._fold_and_commit(messages, decoded, poison, ratings)
+        except BaseException:
+            self._committed.forget()  # the fold may have changed the objects held there
+            raise
+        if projection is not None:
+            self._committed.committed(projection.tables, ratings)
+        return outcome
+
+    async def _load_tables(
+        self, connection: Connection, table_ids: list[str]
+    ) -> dict[str, TableState]:
+        if self._committed is None:
+            return await load_tables(connection, table_ids)
+        held, to_read = self._committed.split_tables(table_ids)
+        if to_read:
+            held.update(await load_tables(connection, to_read))
+        return held
+
+    async def _fold_and_commit(
+        self,
+        messages: Sequence[StoredMessage],
+        decoded: dict[int, DecodedBatch],
+        poison: dict[int, str],
+        ratings: dict[RatingKey, RatingRow],
+    ) -> tuple[ProjectionOutcome, Projection | None]:
+        """One transaction; ``ratings`` receives every rating row it read or changed."""
         async with self._pool.acquire() as connection, connection.transaction():
             position = await connection.fetchval(
                 "SELECT stream_sequence FROM projection_position WHERE stream = $1 FOR UPDATE",
@@ -246,9 +282,9 @@ class ProjectionWriter:
                 position=position, already_projected=len(messages) - len(fresh)
             )
             if not fresh:
-                return outcome
+                return outcome, None
             batches = [decoded[m.sequence] for m in fresh if m.sequence not in poison]
-            tables = await load_tables(connection, sorted({b.table_id for b in batches}))
+            tables = await self._load_tables(connection, sorted({b.table_id for b in batches}))
             projection = Projection(tables)
             for batch in batches:
                 try:
@@ -261,7 +297,7 @@ class ProjectionWriter:
                     outcome.events += len(batch.batch.events)
                 else:
                     outcome.duplicates += 1
-            await self._settle_ratings(connection, projection)
+            await self._settle_ratings(connection, projection, ratings)
             for message in fresh:
                 if message.sequence in poison:
                     reason = poison[message.sequence]
@@ -283,22 +319,42 @@ class ProjectionWriter:
                 self._log.stream,
                 outcome.position,
             )
-            return outcome
+            return outcome, projection
 
-    async def _settle_ratings(self, connection: Connection, projection: Projection) -> None:
-        """Rate the games that finished, in log order, from the ratings before each."""
+    async def _load_ratings(
+        self, connection: Connection, wanted: list[RatingKey]
+    ) -> dict[RatingKey, RatingRow]:
+        if self._committed is not None:
+            held, wanted = self._committed.split_ratings(wanted)
+        else:
+            held = {}
+        if wanted:
+            records = await connection.fetch(
+                f"{_select_sql(RatingRow)} WHERE (player_id, game) IN "
+                "(SELECT * FROM unnest($1::text[], $2::text[]))",
+                [player for player, _ in wanted],
+                [game for _, game in wanted],
+            )
+            for record in records:
+                held[(record["player_id"], record["game"])] = RatingRow(*record)
+        return held
+
+    async def _settle_ratings(
+        self,
+        connection: Connection,
+        projection: Projection,
+        ratings: dict[RatingKey, RatingRow],
+    ) -> None:
+        """Rate the games that finished, in log order, from the ratings before each.
+
+        ``ratings`` receives every rating row read or changed, for :class:`CommittedState`.
+        """
         if not projection.finished:
             return
         wanted = sorted(
             {(seat.player_id, game.game) for game in projection.finished for seat in game.seats}
         )
-        records = await connection.fetch(
-            f"{_select_sql(RatingRow)} WHERE (player_id, game) IN "
-            "(SELECT * FROM unnest($1::text[], $2::text[]))",
-            [player for player, _ in wanted],
-            [game for _, game in wanted],
-        )
-        ratings = {(record["player_id"], record["game"]): RatingRow(*record) for record in records}
+        ratings.update(await self._load_ratings(connection, wanted))
         for finished in projection.finished:
             keys = [(seat.player_id, finished.game) for seat in finished.seats]
             before = [ratings[key].rating if key in ratings else INITIAL_RATING for key in keys]
