@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import random
 import uuid
 
@@ -86,6 +87,13 @@ async def test_quick_seat_fills_one_table_then_opens_another(cluster: Cluster) -
         table_pb2.ListTablesRequest(game="belote", status="open")
     )
     assert [summary.table_id for summary in open_only.tables] == [table_ids[4]]
+    # page tokens are the service's own: a forged one (negative, or not base64) is refused
+    for forged in (base64.urlsafe_b64encode(b"-3").decode(), "%%%"):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await player.stub.ListTables(
+                table_pb2.ListTablesRequest(game="belote", page_token=forged)
+            )
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> None:

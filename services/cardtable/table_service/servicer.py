@@ -98,12 +98,16 @@ def _seat_infos(table: Table) -> list[table_pb2.SeatInfo]:
 
 
 def _page(token: str) -> int:
+    """The offset a page token stands for; tokens are issued only for offsets >= 0."""
     if not token:
         return 0
     try:
-        return int(base64.urlsafe_b64decode(token.encode()).decode())
+        start = int(base64.urlsafe_b64decode(token.encode()).decode())
     except (ValueError, UnicodeDecodeError):
-        raise BadRequestError("page_token is not one this service issued") from None
+        start = -1
+    if start < 0:
+        raise BadRequestError("page_token is not one this service issued")
+    return start
 
 
 class TableServicer(table_pb2_grpc.TableServiceServicer):
