@@ -34,12 +34,17 @@ def test_bench_scoring_writes_and_prints_its_figures(
     monkeypatch.setenv("DATABASE_URL", database_url)
     out = tmp_path / "results" / "scoring.json"
 
-    assert main(["bench-scoring", "--games", "12", "--json-out", str(out)]) == 0
+    command = ["bench-scoring", "--games", "12", "--lag-rate", "100", "--lag-seconds", "1"]
+    assert main([*command, "--json-out", str(out)]) == 0
 
     figures = json.loads(out.read_text())
-    assert _printed(capsys) == figures
+    printed = capsys.readouterr()
+    assert json.loads(printed.out.strip().splitlines()[-1]) == figures
     assert figures["games"] == 12 and figures["rebuild_equals_live"] is True
     assert figures["rebuild_events_per_s"] > 0 and figures["live_events_per_s"] > 0
+    lag = figures["lag_at_target_load"]
+    assert lag["messages"] == lag["projected_messages"] == 100
+    assert "projection lag at 100 messages/s: p50" in printed.err
 
 
 def test_fuzz_answers_every_hostile_request_and_exits_zero(

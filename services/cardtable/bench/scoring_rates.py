@@ -13,13 +13,13 @@ say something about the projection rather than the machine. The steps, each time
 4. **live**: the scoring service's consumer, with its default settings, catching up from the
    start of the log.
 
-Then the two projections are compared row for row: both are folds of the same log.
+Then the two projections are compared row for row: both are folds of the same log. Last, unless
+``lag_seconds`` is 0, the projection lag at a paced load (:mod:`cardtable.bench.scoring_lag`):
+the scoring service as a process, fed ``lag_rate`` messages a second from a log of the same pool.
 
-The log is built from a pool of games played with the engine (``table_template``) and
-re-emitted under new table ids and players (``interleave_copies``): byte for byte what the table
-service would have written for those games, generated fast enough for tens of thousands of
-tables. ``quick`` (the default) makes most tables Hearts quick games (one deal); the output says
-which mix was used.
+The log (:mod:`cardtable.bench.scoring_log`) is re-emitted from a pool of engine games: byte for
+byte what the table service would have written for them. ``quick`` (the default) makes most
+tables Hearts quick games (one deal); the output says which mix was used.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,90 +37,37 @@ from urllib.parse import urlsplit
 import asyncpg
 from prometheus_client import CollectorRegistry
 
+from cardtable.bench.scoring_lag import (
+    TARGET_MESSAGES_PER_S,
+    format_lag,
+    lag_messages,
+    projection_lag_at_rate,
+)
+from cardtable.bench.scoring_log import (
+    FULL_MIX,
+    QUICK_MIX,
+    TABLES_AT_ONCE,
+    Progress,
+    append_log,
+    game_pool,
+    log_messages,
+    log_schedule,
+)
 from cardtable.platform.dev_servers import async_dev_servers
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
-from cardtable.scoring_service.messages import KNOWN_SCHEMA_VERSION, SCHEMA_HEADER
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
-from cardtable.simulation.event_log import (
-    TableCopy,
-    TableTemplate,
-    interleave_copies,
-    table_template,
-)
+from cardtable.simulation.event_log import TableCopy, TableTemplate
 from cardtable.table_service.store import EventStore
-
-#: Called with a step's name, the work done and the work in all (the same unit within a step).
-Progress = Callable[[str, int, int], None]
 
 #: The yardstick's transaction size (issue #5).
 PLAIN_ROWS_PER_TRANSACTION = 5000
-#: Publishes awaiting their acks at once.
-PUBLISH_WINDOW = 2000
-#: Distinct games played per game in the pool the log is copied from.
-POOL_GAMES_PER_KIND = 12
-#: Tables in play at any moment while the log is written.
-TABLES_AT_ONCE = 200
-
-
-@dataclass(frozen=True)
-class GameMix:
-    """Which games the log's tables play, in what shares."""
-
-    description: str
-    # (game, seats, options, weight)
-    kinds: tuple[tuple[str, int, tuple[tuple[str, str], ...], int], ...]
-
-
-#: Most tables Hearts quick games: a 10,000-table log of about 3.5 million events.
-QUICK_MIX = GameMix(
-    "85% Hearts quick games (one deal); 5% each Whist (4 players), 3-5-8, Belote, played to "
-    "the end",
-    (
-        ("hearts", 4, (("quick", "true"),), 17),
-        ("whist", 4, (), 1),
-        ("358", 3, (), 1),
-        ("belote", 4, (), 1),
-    ),
-)
-#: The four games in equal numbers, Hearts played to 100: about 1,500 events a table.
-FULL_MIX = GameMix(
-    "the four games in equal numbers (Whist with 4 players), each played to the end",
-    (
-        ("hearts", 4, (), 1),
-        ("whist", 4, (), 1),
-        ("358", 3, (), 1),
-        ("belote", 4, (), 1),
-    ),
-)
-
-
-def game_pool(mix: GameMix, progress: Progress) -> list[TableTemplate]:
-    """Distinct games played with the engine, each kind repeated by its weight in the mix."""
-    pool: list[TableTemplate] = []
-    total = POOL_GAMES_PER_KIND * len(mix.kinds)
-    for kind_index, (game, seats, options, weight) in enumerate(mix.kinds):
-        for game_index in range(POOL_GAMES_PER_KIND):
-            seed = 1000 * kind_index + game_index
-            template = table_template(game, seats, seed=seed, options=dict(options))
-            pool.extend([template] * weight)
-            progress(
-                "playing the pool of games",
-                kind_index * POOL_GAMES_PER_KIND + game_index + 1,
-                total,
-            )
-    return pool
-
-
-def log_schedule(pool: list[TableTemplate], games: int) -> Iterator[tuple[TableCopy, int]]:
-    """The log's messages in order; the same every time it is asked for."""
-    return interleave_copies(pool, games, tables_at_once=TABLES_AT_ONCE, seed=games)
 
 
 @dataclass
@@ -162,17 +109,6 @@ async def fresh_database(server_url: str) -> AsyncIterator[str]:
         await admin.close()
 
 
-def _headers(copy: TableCopy, index: int, expected_sequence: int) -> dict[str, str]:
-    """The headers the table service's ``EventStore.append`` sends, trace context included."""
-    command = f"{copy.table_id}/{index + 1}"
-    return {
-        "Nats-Msg-Id": f"{copy.table_id}:{command}",
-        "Nats-Expected-Last-Subject-Sequence": str(expected_sequence),
-        SCHEMA_HEADER: str(KNOWN_SCHEMA_VERSION),
-        "traceparent": f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01",
-    }
-
-
 async def publish_log(
     nats_url: str,
     names: EventLogNames,
@@ -185,33 +121,10 @@ async def publish_log(
     try:
         js = connection.jetstream
         await EventStore(js, names.stream, names.subject_prefix).ensure_stream()
-        last_on_subject: dict[str, int] = {}
-        pending = []
-        sequence = 0
-        for copy, index in schedule:
-            sequence += 1
-            expected = last_on_subject.get(copy.table_id, 0)
-            last_on_subject[copy.table_id] = sequence
-            if index + 1 == len(copy.template.batches):
-                del last_on_subject[copy.table_id]  # the table is over
-            pending.append(
-                await js.publish_async(
-                    names.table_subject(copy.table_id),
-                    copy.batch(index),
-                    stream=names.stream,
-                    headers=_headers(copy, index, expected),
-                )
-            )
-            if len(pending) >= PUBLISH_WINDOW:
-                await asyncio.gather(*pending)
-                pending.clear()
-                progress("appending the log to JetStream", sequence, messages)
-        await asyncio.gather(*pending)
-        progress("appending the log to JetStream", sequence, messages)
-        stored = (await js.stream_info(names.stream)).state.last_seq
-        if stored != sequence:
-            raise RuntimeError(f"the stream holds {stored} messages, {sequence} were appended")
-        return sequence
+        log = log_messages(schedule, names)
+        return await append_log(
+            js, names, log, messages, progress, "appending the log to JetStream"
+        )
     finally:
         await connection.close()
 
@@ -323,8 +236,21 @@ async def projections_identical(database_url: str, progress: Progress) -> bool:
     return all(comparison.identical for comparison in comparisons)
 
 
-async def scoring_rates(*, games: int, progress: Progress, quick: bool = True) -> dict[str, Any]:
-    """Run the whole benchmark (module docstring) and return its figures, JSON-able."""
+async def scoring_rates(
+    *,
+    games: int,
+    progress: Progress,
+    quick: bool = True,
+    lag_rate: float = TARGET_MESSAGES_PER_S,
+    lag_seconds: float = 0.0,
+) -> dict[str, Any]:
+    """Run the whole benchmark (module docstring) and return its figures, JSON-able.
+
+    The lag is measured after the rates, on servers of its own, so that nothing else runs
+    meanwhile; with ``lag_seconds`` 0 it is skipped and its figures are None.
+    """
+    if lag_seconds > 0:
+        lag_messages(lag_rate, lag_seconds)  # a bad rate fails now, not after the rates
     began = time.perf_counter()
     mix = QUICK_MIX if quick else FULL_MIX
     pool = game_pool(mix, progress)
@@ -358,6 +284,9 @@ async def scoring_rates(*, games: int, progress: Progress, quick: bool = True) -
             await connection.close()
     if rebuilt.events != events:
         raise RuntimeError(f"the rebuild projected {rebuilt.events} events of {events}")
+    lag = None
+    if lag_seconds > 0:
+        lag = await projection_lag_at_rate(lag_rate, lag_seconds, progress, pool=pool)
     batched = plain["executemany"]
     return {
         "games": games,
@@ -373,6 +302,7 @@ async def scoring_rates(*, games: int, progress: Progress, quick: bool = True) -
         "live_events_per_s": round(live),
         "live_vs_plain": round(live / batched, 3),
         "rebuild_equals_live": identical,
+        "lag_at_target_load": lag,
         "wall_seconds": round(time.perf_counter() - began, 1),
     }
 
@@ -394,6 +324,7 @@ def format_report(figures: dict[str, Any]) -> str:
             f"  live, catching up      {figures['live_events_per_s']:>10,} events/s "
             f"({figures['live_vs_plain']:.2f} of plain batched inserts)",
             f"  rebuild equals live row for row: {figures['rebuild_equals_live']}",
+            *(format_lag(figures["lag_at_target_load"]) if figures["lag_at_target_load"] else []),
             f"  wall time {figures['wall_seconds']:,.1f} s ({figures['servers']})",
         ]
     )

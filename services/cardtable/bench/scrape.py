@@ -38,6 +38,18 @@ class HistogramSnapshot:
             ),
         )
 
+    def share_within(self, bound: float) -> float | None:
+        """The share of observations at most ``bound``: exact when ``bound`` is a bucket's
+        upper bound, else that of the nearest bucket below it; None without observations."""
+        if self.count <= 0:
+            return None
+        within = 0.0
+        for upper, cumulative in zip(self.bounds, self.cumulative, strict=True):
+            if upper > bound:
+                break
+            within = cumulative
+        return within / self.count
+
     def quantile(self, share: float) -> float | None:
         """The ``share`` quantile, linear inside its bucket; None without observations."""
         if self.count <= 0:
@@ -53,6 +65,11 @@ class HistogramSnapshot:
                 return lower_bound + (bound - lower_bound) * fraction
             lower_bound, lower_count = bound, cumulative
         return lower_bound
+
+
+def to_ms(seconds: float | None) -> float | None:
+    """Seconds as milliseconds for a report, to a tenth; None stays None."""
+    return None if seconds is None else round(seconds * 1000, 1)
 
 
 def parse_histogram(text: str, name: str) -> HistogramSnapshot:

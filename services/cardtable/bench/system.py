@@ -26,7 +26,7 @@ from cardtable.bench.raw_limits import (
     jetstream_append_rate,
     postgres_insert_rate,
 )
-from cardtable.bench.scrape import HistogramSnapshot, scrape_histogram
+from cardtable.bench.scrape import HistogramSnapshot, scrape_histogram, to_ms
 from cardtable.bench.stack import SystemStack, process_tree_cpu_seconds, system_stack
 from cardtable.bench.table_load import LoadResult, run_load
 from cardtable.platform.nats import connect_nats
@@ -104,10 +104,6 @@ async def wait_for_projection(stack: SystemStack, limit_seconds: float) -> float
     return time.perf_counter() - started
 
 
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds * 1000, 1)
-
-
 async def measure_load(
     stack: SystemStack, tables: int, seconds: float, target_moves_per_s: float | None = None
 ) -> dict[str, Any]:
@@ -126,8 +122,8 @@ async def measure_load(
     return {
         **result.summary(),
         "target_moves_per_s": target_moves_per_s,
-        "projection_lag_p50_ms": _ms(lag.quantile(0.50)),
-        "projection_lag_p99_ms": _ms(lag.quantile(0.99)),
+        "projection_lag_p50_ms": to_ms(lag.quantile(0.50)),
+        "projection_lag_p99_ms": to_ms(lag.quantile(0.99)),
         "projected_batches": int(lag.count),
         "projection_caught_up_after_s": round(catch_up, 2),
         "cpu_seconds": cpu_used,

@@ -446,7 +446,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_scoring(args: argparse.Namespace) -> int:
-    """Projection and rebuild rates beside plain batched inserts, on a generated log."""
+    """Projection and rebuild rates beside plain batched inserts, on a generated log; then the
+    scoring service's projection lag at a paced load (issue #5's target)."""
     from cardtable.bench.scoring_rates import format_report, scoring_rates
 
     console = Console(stderr=True)
@@ -458,7 +459,15 @@ def cmd_bench_scoring(args: argparse.Namespace) -> int:
                 tasks[step] = progress.add_task(step, total=total)
             progress.update(tasks[step], completed=done, total=total)
 
-        figures = run_async(scoring_rates(games=args.games, progress=advance, quick=not args.full))
+        figures = run_async(
+            scoring_rates(
+                games=args.games,
+                progress=advance,
+                quick=not args.full,
+                lag_rate=args.lag_rate,
+                lag_seconds=args.lag_seconds,
+            )
+        )
     console.print(format_report(figures))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
@@ -647,11 +656,24 @@ def build_parser() -> argparse.ArgumentParser:
     system_bench_parser.set_defaults(handler=cmd_bench)
 
     scoring_bench = commands.add_parser(
-        "bench-scoring", help="projection and rebuild rates beside plain batched inserts"
+        "bench-scoring",
+        help="projection and rebuild rates beside plain batched inserts; lag at a paced load",
     )
     scoring_bench.add_argument("--games", type=int, default=10_000)
     scoring_bench.add_argument(
         "--full", action="store_true", help="all four games in equal numbers, full length"
+    )
+    scoring_bench.add_argument(
+        "--lag-rate",
+        type=float,
+        default=1000.0,
+        help="messages/s appended while the scoring service's projection lag is measured",
+    )
+    scoring_bench.add_argument(
+        "--lag-seconds",
+        type=float,
+        default=30.0,
+        help="how long to append at --lag-rate (0 skips the lag measurement)",
     )
     scoring_bench.add_argument("--json-out", help="also write the figures to this file")
     scoring_bench.set_defaults(handler=cmd_bench_scoring)

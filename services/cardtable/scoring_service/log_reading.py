@@ -16,7 +16,7 @@ import os
 import pickle
 import struct
 import sys
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import BinaryIO
 
@@ -146,10 +146,20 @@ async def read_log(
                 await subscription.unsubscribe()
 
 
-def _projected_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The headers a projection reads (``messages.decode``): the rest need not cross the pipe."""
-    schema = headers.get(SCHEMA_HEADER)
-    return {} if schema is None else {SCHEMA_HEADER: schema}
+def _rows(messages: list[StoredMessage]) -> list[Row]:
+    """A chunk as it crosses the pipe: only the header a projection reads (``decode``).
+
+    Equal header sets and subjects become one object each, which pickle then writes once per
+    frame and the projector unpickles once: most messages share both with others.
+    """
+    shared: dict[object, object] = {}
+    rows: list[Row] = []
+    for message in messages:
+        schema = message.headers.get(SCHEMA_HEADER)
+        headers = shared.setdefault(schema, {} if schema is None else {SCHEMA_HEADER: schema})
+        subject = shared.setdefault(message.subject, message.subject)
+        rows.append((message.sequence, subject, message.data, headers, message.stored_at))  # type: ignore[arg-type]
+    return rows
 
 
 def _send(stream: BinaryIO, item: object) -> None:
@@ -168,11 +178,9 @@ async def _read_and_send(
         reading = read_log(connection.jetstream, log, until=until, chunk=chunk)
         async with contextlib.aclosing(reading) as chunks:
             async for messages in chunks:
-                rows: list[Row] = [
-                    (m.sequence, m.subject, m.data, _projected_headers(m.headers), m.stored_at)
-                    for m in messages
-                ]
-                _send(out, rows)  # blocks while the projector is busy: that is the backpressure
+                _send(
+                    out, _rows(messages)
+                )  # blocks while the projector is busy: that is the backpressure
         _send(out, None)
     finally:
         await connection.close()
@@ -237,7 +245,7 @@ async def read_log_elsewhere(
                 return
             if isinstance(item, str):
                 raise RuntimeError(item)
-            yield [StoredMessage(*row) for row in item]  # type: ignore[attr-defined]
+            yield list(map(StoredMessage._make, item))  # type: ignore[call-overload]
     finally:
         if reader.returncode is None:
             with contextlib.suppress(ProcessLookupError):

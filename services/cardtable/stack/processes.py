@@ -12,10 +12,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -41,6 +43,9 @@ class ServiceProcess:
     metrics_port: int
     env: dict[str, str] = field(repr=False)
     log_path: Path | None = None
+    #: Without a log file, its standard error goes to an unnamed temporary file (never to a
+    #: pipe: nobody reads a pipe while the service runs, and a full one would stop it).
+    error_file: IO[bytes] | None = field(default=None, repr=False)
 
     @property
     def address(self) -> str:
@@ -90,22 +95,24 @@ def spawn(
         **settings,
     }
     output = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+    errors = None if log_path else tempfile.TemporaryFile()  # noqa: SIM115
     process = subprocess.Popen(
         [sys.executable, "-m", SERVICE_MODULES[name]],
         env=env,
         stdout=output,
-        stderr=output if log_path else subprocess.PIPE,
+        stderr=output if log_path else errors,
     )
-    return ServiceProcess(name, process, grpc_port, metrics_port, env, log_path)
+    return ServiceProcess(name, process, grpc_port, metrics_port, env, log_path, errors)
 
 
 def respawn(service: ServiceProcess) -> ServiceProcess:
     """The same service again, on the same port with the same settings (after a kill)."""
+    errors = None if service.log_path else tempfile.TemporaryFile()  # noqa: SIM115
     process = subprocess.Popen(
         [sys.executable, "-m", SERVICE_MODULES[service.name]],
         env=service.env,
         stdout=open(service.log_path, "ab") if service.log_path else subprocess.DEVNULL,  # noqa: SIM115
-        stderr=subprocess.STDOUT if service.log_path else subprocess.PIPE,
+        stderr=subprocess.STDOUT if service.log_path else errors,
     )
     return ServiceProcess(
         service.name,
@@ -114,6 +121,7 @@ def respawn(service: ServiceProcess) -> ServiceProcess:
         service.metrics_port,
         service.env,
         service.log_path,
+        errors,
     )
 
 
@@ -141,8 +149,9 @@ async def wait_healthy(service: ServiceProcess, limit_seconds: float = 30) -> fl
 def _error_output(service: ServiceProcess) -> str:
     if service.log_path is not None:
         return service.log_path.read_text(errors="replace")[-2000:]
-    if service.process.stderr is not None:
-        return service.process.stderr.read().decode(errors="replace")[-2000:]
+    if service.error_file is not None:
+        service.error_file.seek(0)
+        return service.error_file.read().decode(errors="replace")[-2000:]
     return ""
 
 
