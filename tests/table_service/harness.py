@@ -23,7 +23,7 @@ from cardtable.rules_service.main import rules_service
 from cardtable.table_service.auth import BOT, PERSON, TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.main import EventNames, TableServiceParts, table_service_parts
-from cardtable.table_service.rules_port import GrpcRules
+from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -74,6 +74,7 @@ async def running_table_service(
 ) -> AsyncIterator[Cluster]:
     connection = await connect_nats(nats_url, name="table-under-test")
     rules_channel = grpc.aio.insecure_channel(rules_address)
+    rules = PipelinedRules(rules_channel)  # what the service's composition root uses
     tokens = TokenCodec(SIGNING_KEY)
     names = EventNames(prefix)
     registry = CollectorRegistry()
@@ -81,7 +82,7 @@ async def running_table_service(
         async with table_service_parts(
             connection.client,
             connection.jetstream,
-            GrpcRules(rules_channel),
+            rules,
             tokens,
             names,
             environment,
@@ -104,6 +105,7 @@ async def running_table_service(
                     await channel.close(None)
                 await server.stop(None)
     finally:
+        await rules.close()
         await rules_channel.close(None)
         await connection.close()
 

@@ -6,8 +6,9 @@ client the server failed and makes retry policies and alerts treat garbage as an
 interceptor decodes leniently into a marker and lets the handler refuse the marker with
 INVALID_ARGUMENT, so a corrupt request is answered like any other malformed one.
 
-Only handlers with a unary request are wrapped: a streaming request decodes message by message
-inside the handler's own iteration, and no cardtable service takes one.
+A bidirectional stream's messages decode one by one as the handler iterates over them; there
+the first undecodable one ends the stream with INVALID_ARGUMENT. (No cardtable method takes a
+client stream with a single reply, so those are left alone.)
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ class RequestDecodingInterceptor(_ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> _Handler:
         handler = await continuation(handler_call_details)
-        if handler is None or handler.request_streaming or handler.request_deserializer is None:
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        if handler.request_streaming and not handler.response_streaming:
             return handler
         cached = self._wrapped.get(id(handler))
         if cached is not None and cached[0] is handler:
@@ -77,10 +80,17 @@ class RequestDecodingInterceptor(_ServerInterceptor):
 
     @staticmethod
     def _wrap(handler: _Handler) -> _Handler:
-        kind = "unary_stream" if handler.response_streaming else "unary_unary"
+        if handler.request_streaming:
+            kind = "stream_stream"
+        else:
+            kind = "unary_stream" if handler.response_streaming else "unary_unary"
         behavior = getattr(handler, kind)
-        if inspect.isasyncgenfunction(behavior):
-            wrapped: Callable[..., Any] = _guard_generator(behavior)
+        if kind == "stream_stream":
+            if not inspect.isasyncgenfunction(behavior):
+                return handler  # one that reads and writes by hand: left as it is
+            wrapped: Callable[..., Any] = _guard_request_stream(behavior)
+        elif inspect.isasyncgenfunction(behavior):
+            wrapped = _guard_generator(behavior)
         elif inspect.iscoroutinefunction(behavior):
             wrapped = _guard_coroutine(behavior)
         else:  # a synchronous handler: leave it alone rather than guess how it is driven
@@ -100,6 +110,20 @@ def _guard_coroutine(behavior: Callable[..., Awaitable[Any]]) -> Callable[..., A
         if isinstance(request, Undecodable):
             await _refuse(request, context)
         return await behavior(request, context)
+
+    return guarded
+
+
+def _guard_request_stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., Any]:
+    async def guarded(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+        async def decoded() -> AsyncIterator[Any]:
+            async for request in requests:
+                if isinstance(request, Undecodable):
+                    await _refuse(request, context)
+                yield request
+
+        async for response in behavior(decoded(), context):
+            yield response
 
     return guarded
 

@@ -8,7 +8,7 @@ under a millisecond per call), so it runs on the event loop without a thread hop
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -21,10 +21,12 @@ from cardtable.engine.options import describe_options
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.engine.replay import ActionInput, DealInput, GameInput, rebuild
 from cardtable.platform.grpc_server import bounded_details
+from cardtable.platform.logging import get_logger
 from cardtable.rules_service import codec
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 
 Response = TypeVar("Response")
+_log = get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
@@ -167,6 +169,45 @@ def decode_input(step: rules_pb2.GameInput) -> GameInput:
     raise InvalidInput("each rebuild input is a deal or an action")
 
 
+#: The calls a pipeline carries, by the name of their field in ``PipelinedCall``.
+PIPELINED: dict[str, Callable[[Any], Any]] = {
+    "deal": deal,
+    "apply_action": apply_action,
+    "legal_actions": legal_actions,
+    "get_view": get_view,
+}
+
+
+def answer(call: rules_pb2.PipelinedCall, answered: rules_pb2.PipelinedReply) -> None:
+    """One pipelined call, answered into ``answered`` as its unary method would be; a failure
+    is its status.
+
+    An unexpected error (a bug) fails only its own call, as INTERNAL: the stream carries other
+    tables' calls, which deserve their answers.
+    """
+    answered.id = call.id
+    which = call.WhichOneof("request")
+    if which is None:
+        _failed(answered, grpc.StatusCode.INVALID_ARGUMENT, "the call holds no request")
+        return
+    try:
+        reply = PIPELINED[which](getattr(call, which))
+    except IllegalAction as error:
+        _failed(answered, grpc.StatusCode.FAILED_PRECONDITION, str(error))
+    except InvalidInput as error:
+        _failed(answered, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    except Exception as error:
+        _log.exception("pipelined call failed", extra={"call": which})
+        _failed(answered, grpc.StatusCode.INTERNAL, type(error).__name__)
+    else:
+        getattr(answered, which).CopyFrom(reply)
+
+
+def _failed(answered: rules_pb2.PipelinedReply, code: grpc.StatusCode, message: str) -> None:
+    answered.failed.code = code.value[0]
+    answered.failed.message = bounded_details(message)
+
+
 def deadline_check(context: Context) -> Callable[[], None]:
     """A cheap check run between inputs, so a rebuild stops once nobody waits for it."""
 
@@ -215,3 +256,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         self, request: rules_pb2.RebuildRequest, context: Context
     ) -> rules_pb2.RebuildResponse:
         return await run_engine(context, lambda: rebuild_state(request, deadline_check(context)))
+
+    async def Pipeline(
+        self, request_iterator: AsyncIterator[rules_pb2.PipelineRequest], context: Context
+    ) -> AsyncIterator[rules_pb2.PipelineResponse]:
+        """Each message's calls answered in order, in one message (see rules.proto)."""
+        async for request in request_iterator:
+            response = rules_pb2.PipelineResponse()
+            for call in request.calls:
+                answer(call, response.replies.add())
+            yield response

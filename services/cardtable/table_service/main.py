@@ -39,7 +39,8 @@ from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.lobby_index import LobbyIndex
 from cardtable.table_service.metrics import TableMetrics
-from cardtable.table_service.rules_port import GrpcRules, RulesPort
+from cardtable.table_service.rules_pipeline import PipelinedRules
+from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.servicer import TableServicer
 from cardtable.table_service.store import EventStore
 from cardtable.table_service.timers import TableTimers
@@ -158,18 +159,20 @@ async def run(env: Mapping[str, str]) -> None:
     log = get_logger("cardtable.table")
     connection = await connect_nats(settings.nats.url, name="table-service", logger=log)
     channel = grpc.aio.insecure_channel(settings.rules.address)
+    rules = PipelinedRules(channel)
     registry = new_registry()
     try:
         async with table_service_parts(
             connection.client,
             connection.jetstream,
-            GrpcRules(channel),
+            rules,
             TokenCodec(settings.token_signing_key, previous_keys=settings.previous_token_keys),
             EventNames(settings.event_prefix),
             registry=registry,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:
+        await rules.close()
         await channel.close(None)
         await connection.close()
 

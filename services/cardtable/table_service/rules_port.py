@@ -53,7 +53,7 @@ class GrpcRules:
                 request, timeout=self._timeout, metadata=outgoing_metadata()
             )
         except grpc.aio.AioRpcError as error:
-            raise _translate(error) from None
+            raise error_for_status(error.code(), error.details() or "") from None
 
     async def list_games(self) -> rules_pb2.ListGamesResponse:
         reply = await self._call(self._stub.ListGames, rules_pb2.ListGamesRequest())
@@ -95,8 +95,8 @@ class GrpcRules:
         return reply
 
 
-def _translate(error: grpc.aio.AioRpcError) -> Exception:
-    code, details = error.code(), error.details() or ""
+def error_for_status(code: grpc.StatusCode, details: str) -> Exception:
+    """The table service's error for a rules service status (its codes are the contract)."""
     if code == grpc.StatusCode.FAILED_PRECONDITION:
         return RuleViolationError(details)
     if code == grpc.StatusCode.INVALID_ARGUMENT:

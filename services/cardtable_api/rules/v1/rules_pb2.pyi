@@ -21,6 +21,150 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class PipelineRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALLS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___PipelinedCall]: ...
+    def __init__(
+        self,
+        *,
+        calls: _abc.Iterable[Global___PipelinedCall] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PipelineRequest: _TypeAlias = PipelineRequest  # noqa: Y015
+
+@_typing.final
+class PipelinedCall(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    DEAL_FIELD_NUMBER: _builtins.int
+    APPLY_ACTION_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    GET_VIEW_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """Unique among the stream's calls in flight; the reply carries it back."""
+    @_builtins.property
+    def deal(self) -> Global___DealRequest: ...
+    @_builtins.property
+    def apply_action(self) -> Global___ApplyActionRequest: ...
+    @_builtins.property
+    def legal_actions(self) -> Global___LegalActionsRequest: ...
+    @_builtins.property
+    def get_view(self) -> Global___GetViewRequest: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        deal: Global___DealRequest | None = ...,
+        apply_action: Global___ApplyActionRequest | None = ...,
+        legal_actions: Global___LegalActionsRequest | None = ...,
+        get_view: Global___GetViewRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["apply_action", b"apply_action", "deal", b"deal", "get_view", b"get_view", "legal_actions", b"legal_actions", "request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["apply_action", b"apply_action", "deal", b"deal", "get_view", b"get_view", "id", b"id", "legal_actions", b"legal_actions", "request", b"request"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["deal", "apply_action", "legal_actions", "get_view"]  # noqa: Y015
+    _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
+
+Global___PipelinedCall: _TypeAlias = PipelinedCall  # noqa: Y015
+
+@_typing.final
+class PipelineResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REPLIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def replies(self) -> _containers.RepeatedCompositeFieldContainer[Global___PipelinedReply]: ...
+    def __init__(
+        self,
+        *,
+        replies: _abc.Iterable[Global___PipelinedReply] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replies", b"replies"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PipelineResponse: _TypeAlias = PipelineResponse  # noqa: Y015
+
+@_typing.final
+class PipelinedReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    DEAL_FIELD_NUMBER: _builtins.int
+    APPLY_ACTION_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    GET_VIEW_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    @_builtins.property
+    def deal(self) -> Global___DealResponse: ...
+    @_builtins.property
+    def apply_action(self) -> Global___ApplyActionResponse: ...
+    @_builtins.property
+    def legal_actions(self) -> Global___LegalActionsResponse: ...
+    @_builtins.property
+    def get_view(self) -> Global___GetViewResponse: ...
+    @_builtins.property
+    def failed(self) -> Global___CallFailed: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        deal: Global___DealResponse | None = ...,
+        apply_action: Global___ApplyActionResponse | None = ...,
+        legal_actions: Global___LegalActionsResponse | None = ...,
+        get_view: Global___GetViewResponse | None = ...,
+        failed: Global___CallFailed | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["apply_action", b"apply_action", "deal", b"deal", "failed", b"failed", "get_view", b"get_view", "legal_actions", b"legal_actions", "reply", b"reply"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["apply_action", b"apply_action", "deal", b"deal", "failed", b"failed", "get_view", b"get_view", "id", b"id", "legal_actions", b"legal_actions", "reply", b"reply"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_reply: _TypeAlias = _typing.Literal["deal", "apply_action", "legal_actions", "get_view", "failed"]  # noqa: Y015
+    _WhichOneofArgType_reply: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_reply) -> _WhichOneofReturnType_reply | None: ...
+
+Global___PipelinedReply: _TypeAlias = PipelinedReply  # noqa: Y015
+
+@_typing.final
+class CallFailed(_message.Message):
+    """A pipelined call that failed: the status its unary method would have returned."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """A gRPC status code number (google.rpc.Code), e.g. 9 for FAILED_PRECONDITION."""
+    message: _builtins.str
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallFailed: _TypeAlias = CallFailed  # noqa: Y015
+
+@_typing.final
 class GameState(_message.Message):
     """A game in flight. `snapshot` is the engine's JSON snapshot (format "cardtable-state",
     documented in docs/state.md); it holds every hidden card, so it never leaves the servers.

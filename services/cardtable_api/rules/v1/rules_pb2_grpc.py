@@ -75,6 +75,11 @@ class RulesServiceStub:
                 request_serializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.RebuildRequest.SerializeToString,
                 response_deserializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.RebuildResponse.FromString,
                 _registered_method=True)
+        self.Pipeline = channel.stream_stream(
+                '/cardtable.rules.v1.RulesService/Pipeline',
+                request_serializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.PipelineRequest.SerializeToString,
+                response_deserializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.PipelineResponse.FromString,
+                _registered_method=True)
 
 
 class RulesServiceServicer:
@@ -136,6 +141,17 @@ class RulesServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Pipeline(self, request_iterator, context):
+        """Deal, ApplyAction, LegalActions and GetView calls over one long-lived stream: the table
+        service's hot path. Each call carries an id chosen by the caller; calls that wait at the
+        same moment travel in one message, and their replies come back together, each naming its
+        call and holding either what the unary method answers or the status it would fail with.
+        A malformed stream message ends the stream with INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RulesServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -173,6 +189,11 @@ def add_RulesServiceServicer_to_server(servicer, server):
                     servicer.Rebuild,
                     request_deserializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.RebuildRequest.FromString,
                     response_serializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.RebuildResponse.SerializeToString,
+            ),
+            'Pipeline': grpc.stream_stream_rpc_method_handler(
+                    servicer.Pipeline,
+                    request_deserializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.PipelineRequest.FromString,
+                    response_serializer=cardtable_dot_rules_dot_v1_dot_rules__pb2.PipelineResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -370,6 +391,33 @@ class RulesService:
             '/cardtable.rules.v1.RulesService/Rebuild',
             cardtable_dot_rules_dot_v1_dot_rules__pb2.RebuildRequest.SerializeToString,
             cardtable_dot_rules_dot_v1_dot_rules__pb2.RebuildResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Pipeline(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardtable.rules.v1.RulesService/Pipeline',
+            cardtable_dot_rules_dot_v1_dot_rules__pb2.PipelineRequest.SerializeToString,
+            cardtable_dot_rules_dot_v1_dot_rules__pb2.PipelineResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -55,6 +55,13 @@ class RulesServiceStub:
     """Rebuild a state from a game's inputs (deck orders and actions), for a table reloaded
     from its event log.
     """
+    Pipeline: _grpc.StreamStreamMultiCallable[_rules_pb2.PipelineRequest, _rules_pb2.PipelineResponse]
+    """Deal, ApplyAction, LegalActions and GetView calls over one long-lived stream: the table
+    service's hot path. Each call carries an id chosen by the caller; calls that wait at the
+    same moment travel in one message, and their replies come back together, each naming its
+    call and holding either what the unary method answers or the status it would fail with.
+    A malformed stream message ends the stream with INVALID_ARGUMENT.
+    """
 
 @_typing.type_check_only
 class RulesServiceAsyncStub(RulesServiceStub):
@@ -82,6 +89,13 @@ class RulesServiceAsyncStub(RulesServiceStub):
     Rebuild: _aio.UnaryUnaryMultiCallable[_rules_pb2.RebuildRequest, _rules_pb2.RebuildResponse]  # type: ignore[assignment]
     """Rebuild a state from a game's inputs (deck orders and actions), for a table reloaded
     from its event log.
+    """
+    Pipeline: _aio.StreamStreamMultiCallable[_rules_pb2.PipelineRequest, _rules_pb2.PipelineResponse]  # type: ignore[assignment]
+    """Deal, ApplyAction, LegalActions and GetView calls over one long-lived stream: the table
+    service's hot path. Each call carries an id chosen by the caller; calls that wait at the
+    same moment travel in one message, and their replies come back together, each naming its
+    call and holding either what the unary method answers or the status it would fail with.
+    A malformed stream message ends the stream with INVALID_ARGUMENT.
     """
 
 class RulesServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -149,6 +163,19 @@ class RulesServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_rules_pb2.RebuildResponse, _abc.Awaitable[_rules_pb2.RebuildResponse]]:
         """Rebuild a state from a game's inputs (deck orders and actions), for a table reloaded
         from its event log.
+        """
+
+    @_abc_1.abstractmethod
+    def Pipeline(
+        self,
+        request_iterator: _MaybeAsyncIterator[_rules_pb2.PipelineRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_rules_pb2.PipelineResponse], _abc.AsyncIterator[_rules_pb2.PipelineResponse]]:
+        """Deal, ApplyAction, LegalActions and GetView calls over one long-lived stream: the table
+        service's hot path. Each call carries an id chosen by the caller; calls that wait at the
+        same moment travel in one message, and their replies come back together, each naming its
+        call and holding either what the unary method answers or the status it would fail with.
+        A malformed stream message ends the stream with INVALID_ARGUMENT.
         """
 
 def add_RulesServiceServicer_to_server(servicer: RulesServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

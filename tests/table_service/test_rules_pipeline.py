@@ -1,0 +1,186 @@
+"""The table service's stream to the rules service: shared messages, errors, breaks, fallback.
+
+Each test runs a real rules server whose servicer is the production one with one method
+changed or counted, and drives it through :class:`PipelinedRules` over a real channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import grpc
+import pytest
+
+from cardtable.platform.grpc_server import Service, start_server
+from cardtable.rules_service.main import SERVICE_NAME
+from cardtable.rules_service.servicer import RulesServicer
+from cardtable.table_service.errors import (
+    BadRequestError,
+    DependencyUnavailableError,
+    RuleViolationError,
+)
+from cardtable.table_service.rules_pipeline import PipelinedRules
+from cardtable.table_service.rules_port import LocalRules
+from cardtable_api.common.v1 import common_pb2
+from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class CountingServicer(RulesServicer):
+    """The production servicer, counting what arrives."""
+
+    def __init__(self) -> None:
+        self.calls_per_message: list[int] = []
+        self.unary_views = 0
+
+    async def Pipeline(
+        self, request_iterator: AsyncIterator[rules_pb2.PipelineRequest], context: Context
+    ) -> AsyncIterator[rules_pb2.PipelineResponse]:
+        async def counted() -> AsyncIterator[rules_pb2.PipelineRequest]:
+            async for request in request_iterator:
+                self.calls_per_message.append(len(request.calls))
+                yield request
+
+        async for response in super().Pipeline(counted(), context):
+            yield response
+
+    async def GetView(
+        self, request: rules_pb2.GetViewRequest, context: Context
+    ) -> rules_pb2.GetViewResponse:
+        self.unary_views += 1
+        return await super().GetView(request, context)
+
+
+class OldServicer(CountingServicer):
+    """A rules service from before ``Pipeline``: the generated base answers UNIMPLEMENTED."""
+
+    Pipeline = rules_pb2_grpc.RulesServiceServicer.Pipeline  # type: ignore[assignment]
+
+
+class BreakingServicer(CountingServicer):
+    """Its first stream goes away after one message, unanswered; later streams work."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.streams = 0
+
+    async def Pipeline(
+        self, request_iterator: AsyncIterator[rules_pb2.PipelineRequest], context: Context
+    ) -> AsyncIterator[rules_pb2.PipelineResponse]:
+        self.streams += 1
+        if self.streams == 1:
+            async for _ in request_iterator:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+        async for response in super().Pipeline(request_iterator, context):
+            yield response
+
+
+class SilentServicer(CountingServicer):
+    """Reads the calls and never answers."""
+
+    async def Pipeline(
+        self, request_iterator: AsyncIterator[rules_pb2.PipelineRequest], context: Context
+    ) -> AsyncIterator[rules_pb2.PipelineResponse]:
+        async for _ in request_iterator:
+            await asyncio.sleep(3600)
+        yield rules_pb2.PipelineResponse()  # pragma: no cover
+
+
+@asynccontextmanager
+async def pipelined(
+    servicer: RulesServicer, timeout_seconds: float = 5.0
+) -> AsyncIterator[PipelinedRules]:
+    service = Service(
+        name=SERVICE_NAME,
+        servicer=servicer,
+        add_to_server=rules_pb2_grpc.add_RulesServiceServicer_to_server,
+    )
+    server = await start_server([service], port=0, host="127.0.0.1")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
+    rules = PipelinedRules(channel, timeout_seconds=timeout_seconds)
+    try:
+        yield rules
+    finally:
+        await rules.close()
+        await channel.close(None)
+        await server.stop(None)
+
+
+async def dealt_hearts() -> rules_pb2.DealResponse:
+    local = LocalRules()
+    created = await local.new_game(
+        rules_pb2.NewGameRequest(
+            game="hearts", players=4, options=common_pb2.GameOptions(values={"quick": "true"})
+        )
+    )
+    deck = list(created.deck)
+    random.Random(5).shuffle(deck)
+    return await local.deal(rules_pb2.DealRequest(state=created.state, deck_order=deck))
+
+
+async def test_calls_that_wait_together_share_messages_and_get_their_own_answers() -> None:
+    dealt = await dealt_hearts()
+    requests = [
+        rules_pb2.GetViewRequest(state=dealt.state, seat=seat) for seat in [0, 1, 2, 3] * 10
+    ]
+    servicer = CountingServicer()
+    async with pipelined(servicer) as rules:
+        answers = await asyncio.gather(*(rules.get_view(request) for request in requests))
+    expected = [await LocalRules().get_view(request) for request in requests]
+    assert answers == expected  # each its own seat's view, whatever the order of replies
+    assert sum(servicer.calls_per_message) == 40
+    assert max(servicer.calls_per_message) > 1
+    assert servicer.unary_views == 0
+
+
+async def test_refusals_keep_their_meaning_and_the_stream_goes_on() -> None:
+    dealt = await dealt_hearts()
+    seat = dealt.status.to_act[0]
+    async with pipelined(CountingServicer()) as rules:
+        with pytest.raises(RuleViolationError) as illegal:
+            await rules.apply_action(
+                rules_pb2.ApplyActionRequest(state=dealt.state, seat=seat, action="play 2C")
+            )
+        with pytest.raises(BadRequestError, match="no seat 9"):
+            await rules.get_view(rules_pb2.GetViewRequest(state=dealt.state, seat=9))
+        view = await rules.get_view(rules_pb2.GetViewRequest(state=dealt.state, seat=seat))
+    with pytest.raises(RuleViolationError) as local:
+        await LocalRules().apply_action(
+            rules_pb2.ApplyActionRequest(state=dealt.state, seat=seat, action="play 2C")
+        )
+    assert str(illegal.value) == str(local.value)
+    assert view.view.fields  # the stream still answers after two refusals
+
+
+async def test_a_broken_stream_fails_its_calls_as_unavailable_and_the_next_call_reopens() -> None:
+    dealt = await dealt_hearts()
+    request = rules_pb2.GetViewRequest(state=dealt.state, seat=0)
+    servicer = BreakingServicer()
+    async with pipelined(servicer) as rules:
+        with pytest.raises(DependencyUnavailableError, match="going away"):
+            await rules.get_view(request)
+        assert await rules.get_view(request) == await LocalRules().get_view(request)
+    assert servicer.streams == 2 and servicer.unary_views == 0
+
+
+async def test_no_answer_in_time_is_unavailable() -> None:
+    dealt = await dealt_hearts()
+    async with pipelined(SilentServicer(), timeout_seconds=0.3) as rules:
+        with pytest.raises(DependencyUnavailableError, match="deadline_exceeded"):
+            await rules.get_view(rules_pb2.GetViewRequest(state=dealt.state, seat=0))
+
+
+async def test_a_rules_service_without_the_pipeline_is_asked_with_unary_calls() -> None:
+    dealt = await dealt_hearts()
+    request = rules_pb2.GetViewRequest(state=dealt.state, seat=1)
+    servicer = OldServicer()
+    async with pipelined(servicer) as rules:
+        first = await rules.get_view(request)
+        second = await rules.get_view(request)
+    assert first == second == await LocalRules().get_view(request)
+    assert servicer.unary_views == 2 and servicer.calls_per_message == []
