@@ -23,6 +23,8 @@ async def test_a_thousand_hostile_requests_are_all_refused_properly() -> None:
     assert report.events_appended_by_hostile == 0
     assert report.legitimate_failures == []
     assert {kind.name for kind in KINDS} <= set(report.kinds)
+    # the rules' per-move calls are tried on their unary methods and inside a Pipeline
+    assert report.methods["Pipeline"] > 0 and report.methods["ApplyAction"] > 0
     assert report.legitimate_events >= report.legitimate_moves > 0
     assert report.ok
 
@@ -31,6 +33,7 @@ def test_a_server_failure_or_an_appended_event_fails_the_report() -> None:
     report = FuzzReport(seed=0)
     assert report.record("other_seat", "MakeMove", StatusCode.PERMISSION_DENIED, "no", 0)
     assert report.ok
+    assert report.as_dict()["requests_by_method"] == {"MakeMove": 1}
 
     assert not report.record("other_seat", "MakeMove", StatusCode.INTERNAL, "boom", 0)
     assert not report.ok

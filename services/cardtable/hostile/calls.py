@@ -35,6 +35,9 @@ class HostileRequest:
     #: Megabyte payloads go on a channel of their own, so a connection the server
     #: closes over one cannot fail the calls that follow.
     own_channel: bool = False
+    #: A ``RulesService.Pipeline`` message: sent on a stream of its own, and answered by the
+    #: status of its one call (or of the stream, when the message itself is refused).
+    pipelined: bool = False
 
     @property
     def path(self) -> str:
@@ -77,4 +80,33 @@ def rules_call(
 ) -> HostileRequest:
     """A call to the rules service."""
     payload = message if isinstance(message, bytes) else message.SerializeToString()
-    return HostileRequest(kind, RULES_SERVICE, method, payload, own_channel=own_channel)
+    return HostileRequest(
+        kind,
+        RULES_SERVICE,
+        method,
+        payload,
+        own_channel=own_channel,
+        pipelined=method == "Pipeline",
+    )
+
+
+#: The rules methods a pipeline carries, by their field in ``PipelinedCall``.
+PIPELINED_FIELDS = {
+    "Deal": "deal",
+    "ApplyAction": "apply_action",
+    "LegalActions": "legal_actions",
+    "GetView": "get_view",
+}
+
+
+def sometimes_pipelined(request: HostileRequest, rng: random.Random) -> HostileRequest:
+    """Half of the rules calls a pipeline can carry go through ``Pipeline`` instead, as the
+    table service sends them: the same request inside a ``PipelinedCall``."""
+    field = PIPELINED_FIELDS.get(request.method)
+    if field is None or request.service != RULES_SERVICE or rng.random() < 0.5:
+        return request
+    call = rules_pb2.PipelinedCall(id=rng.randrange(1, 2**64))
+    # The request's bytes are kept as they are, whatever they hold: merged into the field.
+    getattr(call, field).MergeFromString(request.payload)
+    pipelined = rules_pb2.PipelineRequest(calls=[call])
+    return rules_call(request.kind, "Pipeline", pipelined, own_channel=request.own_channel)

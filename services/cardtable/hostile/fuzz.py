@@ -26,10 +26,11 @@ from cardtable.hostile.scene import Scene
 from cardtable.platform.nats import connect_nats
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.main import EventNames
-from cardtable_api.rules.v1 import rules_pb2_grpc
+from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 from cardtable_api.table.v1 import table_pb2_grpc
 
 CALL_TIMEOUT_SECONDS = 20.0
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 #: One legal move after this many hostile requests.
 HOSTILE_PER_LEGAL_MOVE = 3
 #: Health is checked after each batch of this many requests.
@@ -42,6 +43,8 @@ Liveness = Callable[[], list[str]]
 async def send(channel: grpc.aio.Channel, request: HostileRequest) -> tuple[grpc.StatusCode, str]:
     """The status code and details of one raw call (a stream's first message means OK)."""
     try:
+        if request.pipelined:
+            return await _send_pipelined(channel, request)
         if request.streaming:
             call = channel.unary_stream(request.path, None, None)(
                 request.payload, metadata=request.metadata, timeout=CALL_TIMEOUT_SECONDS
@@ -57,6 +60,30 @@ async def send(channel: grpc.aio.Channel, request: HostileRequest) -> tuple[grpc
             )
     except grpc.aio.AioRpcError as error:
         return error.code(), error.details() or ""
+    return grpc.StatusCode.OK, ""
+
+
+async def _send_pipelined(
+    channel: grpc.aio.Channel, request: HostileRequest
+) -> tuple[grpc.StatusCode, str]:
+    """One ``Pipeline`` message; its call's status is the status of its reply."""
+    call = channel.stream_stream(request.path, None, None)(  # type: ignore[call-arg]
+        metadata=request.metadata, timeout=CALL_TIMEOUT_SECONDS
+    )
+    try:
+        await call.write(request.payload)
+        await call.done_writing()
+        answer = await call.read()
+        if not isinstance(answer, bytes):  # grpc.aio.EOF: the stream ended without a reply
+            return await call.code(), await call.details()
+    finally:
+        call.cancel()
+    replies = rules_pb2.PipelineResponse.FromString(answer).replies
+    if len(replies) != 1:
+        return grpc.StatusCode.INTERNAL, f"{len(replies)} replies to one call"
+    if replies[0].HasField("failed"):
+        failed = replies[0].failed
+        return _STATUS_CODES.get(failed.code, grpc.StatusCode.UNKNOWN), failed.message
     return grpc.StatusCode.OK, ""
 
 

@@ -55,11 +55,14 @@ class FuzzReport:
     legitimate_events: int = 0
     legitimate_failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: Hostile requests per method called, so a run shows which methods it reached.
+    methods: Counter[str] = field(default_factory=Counter)
 
     def record(self, kind: str, method: str, code: StatusCode, details: str, appended: int) -> bool:
         """Count one answer; True when it is one the kind allows and nothing was appended."""
         tally = self.kinds.setdefault(kind, KindTally())
         tally.requests += 1
+        self.methods[method] += 1
         tally.codes[code.name] += 1
         tally.events_appended += appended
         allowed = code in KINDS_BY_NAME[kind].expected and code not in NEVER_EXPECTED
@@ -120,6 +123,7 @@ class FuzzReport:
                 "failures": self.legitimate_failures,
             },
             "kinds": {name: tally.as_dict() for name, tally in sorted(self.kinds.items())},
+            "requests_by_method": dict(sorted(self.methods.items())),
         }
 
 
@@ -148,7 +152,8 @@ def render_fuzz_report(report: FuzzReport) -> RenderableType:
         f"{report.legitimate_moves} legal moves appended {report.legitimate_events} events",
         style="bold green" if report.ok else "bold red",
     )
-    lines: list[RenderableType] = [table, verdict]
+    methods = ", ".join(f"{method} {count}" for method, count in report.methods.most_common())
+    lines: list[RenderableType] = [table, verdict, Text(f"methods reached: {methods}")]
     for name, tally in sorted(report.kinds.items()):
         for example in tally.examples:
             lines.append(Text(f"  {name}: {example}", style="red"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 
-from cardtable.hostile.calls import HostileRequest, Material, rules_call
+from cardtable.hostile.calls import HostileRequest, Material, rules_call, sometimes_pipelined
 from cardtable.hostile.garbage import broken_snapshot, tampered_snapshot
 from cardtable.hostile.rules_states import RealState
 from cardtable.rules_service.codec import MAX_REBUILD_INPUTS, MAX_SNAPSHOT_BYTES
@@ -46,7 +46,8 @@ async def garbage_snapshot(material: Material) -> HostileRequest:
     else:
         state.snapshot = broken_snapshot(real.state.snapshot, rng)
     method = rng.choice(STATE_METHODS)
-    return rules_call("garbage_snapshot", method, _with_state(method, state, real))  # type: ignore[arg-type]
+    request = rules_call("garbage_snapshot", method, _with_state(method, state, real))  # type: ignore[arg-type]
+    return sometimes_pipelined(request, rng)
 
 
 async def tampered(material: Material) -> HostileRequest:
@@ -57,7 +58,7 @@ async def tampered(material: Material) -> HostileRequest:
     state.snapshot = tampered_snapshot(real.state.snapshot, rng)
     method = rng.choice(STATE_METHODS)
     request = _with_state(method, state, real)
-    return rules_call("tampered_snapshot", method, request)  # type: ignore[arg-type]
+    return sometimes_pipelined(rules_call("tampered_snapshot", method, request), rng)  # type: ignore[arg-type]
 
 
 def _bad_new_game(rng: random.Random) -> rules_pb2.NewGameRequest:
@@ -138,7 +139,7 @@ async def rules_malformed(material: Material) -> HostileRequest:
             kind, "NewGame", rules_pb2.NewGameRequest(game="\u2603" * rng.randrange(1, 300_000))
         ),
     ]
-    return rng.choice(choices)()
+    return sometimes_pipelined(rng.choice(choices)(), rng)
 
 
 def _bad_rebuild(real: RealState, rng: random.Random) -> rules_pb2.RebuildRequest:

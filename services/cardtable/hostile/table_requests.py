@@ -37,7 +37,7 @@ TABLE_METHODS = (
     "WatchTable",
     "GetGameRecord",
 )
-RULES_METHODS = ("NewGame", "Deal", "ApplyAction", "LegalActions", "GetView", "Rebuild")
+RULES_METHODS = ("NewGame", "Deal", "ApplyAction", "LegalActions", "GetView", "Rebuild", "Pipeline")
 MALFORMED_TABLE_IDS = (
     "",
     "not-a-table",
@@ -124,8 +124,9 @@ TABLE_ID_METHODS = (
 
 # -- kinds ------------------------------------------------------------------------------------
 async def garbage_bytes(material: Material) -> HostileRequest:
-    """Undecodable bytes to any unary method of either service (every table request and
-    the rules' NewGame and Rebuild have a string as field 1)."""
+    """Undecodable bytes to any unary method of either service, or as a message of the rules
+    service's Pipeline (every table request and the rules' NewGame and Rebuild have a string
+    as field 1)."""
     rng = material.rng
     if rng.random() < 0.3:
         method = rng.choice(RULES_METHODS)
