@@ -45,7 +45,7 @@ from cardtable.bench.scoring_log import (
     log_messages,
     log_schedule,
 )
-from cardtable.bench.scrape import HistogramSnapshot, scrape_histogram, to_ms
+from cardtable.bench.scrape import HistogramSnapshot, histogram_since, scrape_histogram, to_ms
 from cardtable.bench.stack import SystemStack, system_stack
 from cardtable.bench.system import (
     CATCH_UP_LIMIT_SECONDS,
@@ -165,12 +165,9 @@ async def wait_for_consumer(js: JetStreamContext, stream: str) -> None:
 
 async def lag_since(metrics_port: int, before: HistogramSnapshot, count: int) -> HistogramSnapshot:
     """The lag histogram's observations since ``before``, once all ``count`` are in."""
-    deadline = time.perf_counter() + HISTOGRAM_LIMIT_SECONDS
-    while True:
-        lag = (await scrape_histogram(metrics_port, LAG_HISTOGRAM)).minus(before)
-        if lag.count >= count or time.perf_counter() > deadline:
-            break
-        await asyncio.sleep(0.05)
+    lag = await histogram_since(
+        metrics_port, LAG_HISTOGRAM, before, count, limit_seconds=HISTOGRAM_LIMIT_SECONDS
+    )
     if lag.count != count:
         raise RuntimeError(f"the lag histogram counted {lag.count:.0f} of {count} messages")
     return lag

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 import urllib.request
 from dataclasses import dataclass
 
@@ -97,3 +98,23 @@ async def scrape_histogram(metrics_port: int, name: str) -> HistogramSnapshot:
             return bytes(response.read()).decode()
 
     return parse_histogram(await asyncio.to_thread(fetch), name)
+
+
+async def histogram_since(
+    metrics_port: int,
+    name: str,
+    before: HistogramSnapshot,
+    at_least: int,
+    limit_seconds: float = 5.0,
+) -> HistogramSnapshot:
+    """Observations of ``name`` since ``before``, once ``at_least`` are in (or the limit).
+
+    A service observes just after the work it measures (the scoring service after its
+    commit), so a scrape taken as soon as the work is seen done can miss the last few.
+    """
+    deadline = time.perf_counter() + limit_seconds
+    while True:
+        since = (await scrape_histogram(metrics_port, name)).minus(before)
+        if since.count >= at_least or time.perf_counter() > deadline:
+            return since
+        await asyncio.sleep(0.05)

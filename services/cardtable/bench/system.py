@@ -26,7 +26,7 @@ from cardtable.bench.raw_limits import (
     jetstream_append_rate,
     postgres_insert_rate,
 )
-from cardtable.bench.scrape import HistogramSnapshot, scrape_histogram, to_ms
+from cardtable.bench.scrape import histogram_since, scrape_histogram, to_ms
 from cardtable.bench.stack import SystemStack, process_tree_cpu_seconds, system_stack
 from cardtable.bench.table_load import LoadResult, run_load
 from cardtable.platform.nats import connect_nats
@@ -86,21 +86,27 @@ class CpuMeter:
         return {name: round(after[name] - self._before.get(name, 0.0), 2) for name in after}
 
 
+async def last_sequence(stack: SystemStack) -> int:
+    """The event stream's last sequence now."""
+    connection = await connect_nats(stack.nats_url, name="bench-last-sequence")
+    try:
+        return int((await connection.jetstream.stream_info(stack.stream)).state.last_seq)
+    finally:
+        await connection.close()
+
+
 async def wait_for_projection(stack: SystemStack, limit_seconds: float) -> float:
     """Seconds until the scoring projection has committed the stream's last message."""
     started = time.perf_counter()
-    connection = await connect_nats(stack.nats_url, name="bench-catch-up")
+    last = await last_sequence(stack)
     database = await asyncpg.connect(schema_url(stack.database_url, "scoring"))
     try:
-        info = await connection.jetstream.stream_info(stack.stream)
-        last = info.state.last_seq
         while time.perf_counter() - started < limit_seconds:
             if await read_position(database, stack.stream) >= last:
                 break
             await asyncio.sleep(0.05)
     finally:
         await database.close()
-        await connection.close()
     return time.perf_counter() - started
 
 
@@ -110,20 +116,21 @@ async def measure_load(
     """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
     scoring_metrics = stack.services["scoring"].metrics_port
     lag_before = await scrape_histogram(scoring_metrics, LAG_HISTOGRAM)
+    sequence_before = await last_sequence(stack)
     cpu = CpuMeter(stack)
     result: LoadResult = await run_load(
         stack.table_address, stack.tokens, tables, seconds, target_moves_per_s
     )
     cpu_used = cpu.used()
     catch_up = await wait_for_projection(stack, CATCH_UP_LIMIT_SECONDS)
-    lag: HistogramSnapshot = (await scrape_histogram(scoring_metrics, LAG_HISTOGRAM)).minus(
-        lag_before
-    )
+    appended = await last_sequence(stack) - sequence_before
+    lag = await histogram_since(scoring_metrics, LAG_HISTOGRAM, lag_before, appended)
     return {
         **result.summary(),
         "target_moves_per_s": target_moves_per_s,
         "projection_lag_p50_ms": to_ms(lag.quantile(0.50)),
         "projection_lag_p99_ms": to_ms(lag.quantile(0.99)),
+        "appended_batches": appended,
         "projected_batches": int(lag.count),
         "projection_caught_up_after_s": round(catch_up, 2),
         "cpu_seconds": cpu_used,
