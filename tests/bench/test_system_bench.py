@@ -50,8 +50,9 @@ def test_an_unknown_histogram_is_empty() -> None:
 
 
 @pytest.mark.services
+@pytest.mark.parametrize("clients", ["turns", "poll"])
 def test_the_bench_command_plays_measures_and_writes_json_and_chart(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], clients: str
 ) -> None:
     code = main(
         [
@@ -60,11 +61,13 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
             "--seconds", "3",
             "--raw-seconds", "0.5",
             "--no-half-load",
+            "--clients", clients,
             "--out", str(tmp_path),
         ]
     )  # fmt: skip
     assert code == 0
     report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["clients"].startswith(clients)
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == report
     (run,) = report["runs"]
     assert run["tables"] == 2

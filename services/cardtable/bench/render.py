@@ -29,7 +29,7 @@ def _load_row(label: str, run: dict[str, Any]) -> list[str]:
 
 def render_system_report(report: dict[str, Any]) -> Group:
     """Loads (one row each), CPU per process, raw limits and ratios, targets."""
-    loads = Table(title=f"cardtable bench: {report['game']}")
+    loads = Table(title=f"cardtable bench: {report['game']}; {report.get('clients', 'poll')}")
     for column in (
         "tables",
         "moves/s",

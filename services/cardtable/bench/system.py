@@ -34,6 +34,11 @@ from cardtable.scoring_service.database import schema_url
 from cardtable.scoring_service.writer import read_position
 
 LAG_HISTOGRAM = "scoring_projection_lag_seconds"
+#: How each client model learns that it is its seat's turn (the report says which ran).
+CLIENT_DESCRIPTIONS = {
+    "turns": "turns: each client streams its seat's turns (WatchTurns), then MakeMove",
+    "poll": "poll: each client reads its view (GetTable) before each MakeMove",
+}
 #: The issue's targets for sustained load on this machine.
 TARGETS = {"moves_per_s": 1000.0, "move_latency_p99_ms": 50.0, "projection_lag_p99_ms": 500.0}
 #: How long the projection may take to catch up after a run before the bench gives up on it.
@@ -111,7 +116,11 @@ async def wait_for_projection(stack: SystemStack, limit_seconds: float) -> float
 
 
 async def measure_load(
-    stack: SystemStack, tables: int, seconds: float, target_moves_per_s: float | None = None
+    stack: SystemStack,
+    tables: int,
+    seconds: float,
+    target_moves_per_s: float | None = None,
+    clients: str = "poll",
 ) -> dict[str, Any]:
     """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
     scoring_metrics = stack.services["scoring"].metrics_port
@@ -119,7 +128,7 @@ async def measure_load(
     sequence_before = await last_sequence(stack)
     cpu = CpuMeter(stack)
     result: LoadResult = await run_load(
-        stack.table_address, stack.tokens, tables, seconds, target_moves_per_s
+        stack.table_address, stack.tokens, tables, seconds, target_moves_per_s, clients
     )
     cpu_used = cpu.used()
     catch_up = await wait_for_projection(stack, CATCH_UP_LIMIT_SECONDS)
@@ -171,14 +180,18 @@ async def system_bench(
     raw_seconds: float = 3.0,
     half_load: bool = True,
     log_dir: Path | None = None,
+    clients: str = "poll",
 ) -> dict[str, Any]:
-    """The whole benchmark; a JSON-able report (see the module docstring)."""
+    """The whole benchmark; a JSON-able report (see the module docstring).
+
+    ``clients``: how the simulated players learn it is their turn (``table_load``).
+    """
     async with system_stack(log_dir) as stack:
         raw = await measure_raw_limits(stack, raw_seconds, say)
         runs = []
         for tables in table_counts:
             say(f"load: {tables} tables for {seconds:g} s ...")
-            run = await measure_load(stack, tables, seconds)
+            run = await measure_load(stack, tables, seconds, clients=clients)
             run["ratios"] = _ratios(run["moves_per_s"], raw)
             runs.append(run)
         best = max(runs, key=lambda run: run["moves_per_s"])
@@ -186,7 +199,7 @@ async def system_bench(
         if half_load and best["moves_per_s"] > 0:
             rate = best["moves_per_s"] / 2
             say(f"half load: {best['tables']} tables paced to {rate:.0f} moves/s ...")
-            half = await measure_load(stack, best["tables"], seconds, rate)
+            half = await measure_load(stack, best["tables"], seconds, rate, clients)
     return {
         "machine": {
             "cpus": os.cpu_count(),
@@ -195,6 +208,7 @@ async def system_bench(
             "postgres": "DATABASE_URL" if "DATABASE_URL" in os.environ else "embedded wheel",
         },
         "game": "hearts (quick games), one client per seat, random legal moves",
+        "clients": CLIENT_DESCRIPTIONS[clients],
         "seconds_per_run": seconds,
         "raw_limits": raw,
         "runs": runs,

@@ -1,10 +1,18 @@
 """Moves per second through the table service over gRPC, with many tables played at once.
 
-Each simulated table has four clients that play Hearts quick games over and over: a client
-reads its own view (GetTable as its seat) and makes a random legal move (MakeMove), exactly
-like a person's client would. Only MakeMove calls count as moves; their latency is measured
-from the client's side. An optional target rate paces the clients to measure latency below
-saturation.
+Each simulated table has four clients that play Hearts quick games over and over, each making
+random legal moves from its own view, the way a person's client would. Two client models:
+
+- ``poll`` (the default): a client reads its own view with ``GetTable`` before each of its
+  moves;
+- ``turns``: each client keeps a ``WatchTurns`` stream open for its seat, is told its view
+  when it is to act, and answers with ``MakeMove``. It costs the system about as much CPU per
+  move as ``poll`` (a streamed message costs grpc.aio about what a unary call does), and since
+  no client time goes to reading views, the same tables keep more moves waiting at once: at
+  full load the move latency is higher (docs/proving-it.md).
+
+Only MakeMove calls count as moves; their latency is measured from the client's side. An
+optional target rate paces each table's moves to measure latency below saturation.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import asyncio
 import random
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +34,7 @@ from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
+CLIENT_MODELS = ("poll", "turns")
 
 
 @dataclass
@@ -58,6 +68,80 @@ class LoadResult:
         }
 
 
+class _Pacer:
+    """One table's moves no closer together than ``interval`` seconds (0: no pacing)."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._next_at = 0.0
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        now = time.perf_counter()
+        at = max(now, self._next_at)
+        self._next_at = at + self.interval
+        if at > now:
+            await asyncio.sleep(at - now)
+
+
+@dataclass
+class _Table:
+    """What the clients of one simulated table share."""
+
+    stub: table_pb2_grpc.TableServiceAsyncStub
+    result: LoadResult
+    deadline: float
+    pacer: _Pacer
+    metadata: Sequence[tuple[tuple[str, str], ...]]
+
+    async def new_game(self) -> str:
+        created = await self.stub.CreateTable(
+            table_pb2.CreateTableRequest(
+                command_id=str(uuid.uuid4()),
+                game="hearts",
+                options=common_pb2.GameOptions(values={"quick": "true"}),
+                settings=NO_TIMERS,
+            ),
+            metadata=self.metadata[0],
+        )
+        for seat in range(4):
+            await self.stub.JoinTable(
+                table_pb2.JoinTableRequest(
+                    command_id=str(uuid.uuid4()), table_id=created.table_id, seat=seat
+                ),
+                metadata=self.metadata[seat],
+            )
+        return created.table_id
+
+    async def move(
+        self, table_id: str, seat: int, action: str
+    ) -> table_pb2.MakeMoveResponse | None:
+        """One timed MakeMove; None (and an error counted) when it is refused."""
+        await self.pacer.wait()
+        started = time.perf_counter()
+        try:
+            reply = await self.stub.MakeMove(
+                table_pb2.MakeMoveRequest(
+                    command_id=str(uuid.uuid4()), table_id=table_id, seat=seat, action=action
+                ),
+                metadata=self.metadata[seat],
+            )
+        except grpc.aio.AioRpcError as error:
+            self.result.errors += 1
+            code = error.code().name
+            self.result.errors_by_code[code] = self.result.errors_by_code.get(code, 0) + 1
+            return None
+        self.result.latencies_ms.append((time.perf_counter() - started) * 1000)
+        self.result.moves += 1
+        return reply
+
+    async def view(self, table_id: str, seat: int) -> table_pb2.GetTableResponse:
+        return await self.stub.GetTable(
+            table_pb2.GetTableRequest(table_id=table_id, seat=seat), metadata=self.metadata[seat]
+        )
+
+
 async def _play_table(
     stub: table_pb2_grpc.TableServiceAsyncStub,
     tokens: TokenCodec,
@@ -65,61 +149,72 @@ async def _play_table(
     deadline: float,
     rng: random.Random,
     interval: float,
+    clients: str,
 ) -> None:
     if interval:  # spread the paced tables over the interval instead of moving in step
         await asyncio.sleep(rng.uniform(0, interval))
     players = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(4)]
     metadata = [(("authorization", f"Bearer {tokens.issue(player)}"),) for player in players]
+    table = _Table(stub, result, deadline, _Pacer(interval), metadata)
     while time.perf_counter() < deadline:
-        created = await stub.CreateTable(
-            table_pb2.CreateTableRequest(
-                command_id=str(uuid.uuid4()),
-                game="hearts",
-                options=common_pb2.GameOptions(values={"quick": "true"}),
-                settings=NO_TIMERS,
-            ),
-            metadata=metadata[0],
-        )
-        table_id = created.table_id
-        for seat in range(4):
-            await stub.JoinTable(
-                table_pb2.JoinTableRequest(
-                    command_id=str(uuid.uuid4()), table_id=table_id, seat=seat
-                ),
-                metadata=metadata[seat],
+        table_id = await table.new_game()
+        if clients == "turns":
+            seat_rngs = [random.Random(rng.random()) for _ in range(4)]
+            await asyncio.gather(
+                *(_play_seat(table, table_id, seat, seat_rngs[seat]) for seat in range(4))
             )
-        to_act = [0, 1, 2, 3]
-        while time.perf_counter() < deadline:
-            seat = rng.choice(to_act)
-            view = await stub.GetTable(
-                table_pb2.GetTableRequest(table_id=table_id, seat=seat), metadata=metadata[seat]
-            )
-            action = random_legal_action(view.view, rng)
-            if action is None:  # not this seat's turn after all (another seat moved first)
-                continue
-            next_move = time.perf_counter() + interval
-            started = time.perf_counter()
-            try:
-                reply = await stub.MakeMove(
-                    table_pb2.MakeMoveRequest(
-                        command_id=str(uuid.uuid4()), table_id=table_id, seat=seat, action=action
-                    ),
-                    metadata=metadata[seat],
-                )
-            except grpc.aio.AioRpcError as error:
-                result.errors += 1
-                code = error.code().name
-                result.errors_by_code[code] = result.errors_by_code.get(code, 0) + 1
-                continue
-            result.latencies_ms.append((time.perf_counter() - started) * 1000)
-            result.moves += 1
-            if reply.status.over:
-                result.games += 1
-                break
-            to_act = list(reply.status.to_act)
-            pause = next_move - time.perf_counter()
-            if pause > 0:
-                await asyncio.sleep(pause)
+        else:
+            await _poll_and_play(table, table_id, rng)
+
+
+async def _play_seat(table: _Table, table_id: str, seat: int, rng: random.Random) -> None:
+    """One client of the ``turns`` model: its seat's stream says when to act and what it sees."""
+    stream = table.stub.WatchTurns(
+        table_pb2.WatchTurnsRequest(table_id=table_id, seat=seat), metadata=table.metadata[seat]
+    )
+    try:
+        # At the deadline the seats stop moving, so a seat still waiting for its turn would
+        # wait forever: its wait ends with the deadline too.
+        async with asyncio.timeout(max(0.0, table.deadline - time.perf_counter())):
+            moved_at = 0  # the table version this seat's own last move made
+            async for turn in stream:
+                if turn.game_status.over:
+                    if seat == 0:
+                        table.result.games += 1
+                    return
+                if turn.version < moved_at:
+                    continue  # sent while this seat's move was on its way: answered by that move
+                action = random_legal_action(turn.view, rng)
+                while action is not None:
+                    reply = await table.move(table_id, seat, action)
+                    if reply is not None:
+                        moved_at = reply.version
+                        break
+                    # refused (the table moved on meanwhile): read the view again and retry
+                    view = await table.view(table_id, seat)
+                    action = random_legal_action(view.view, rng)
+    except TimeoutError:
+        return
+    finally:
+        stream.cancel()
+
+
+async def _poll_and_play(table: _Table, table_id: str, rng: random.Random) -> None:
+    """The ``poll`` model: a seat to act reads its view with GetTable, then moves."""
+    to_act = [0, 1, 2, 3]
+    while time.perf_counter() < table.deadline:
+        seat = rng.choice(to_act)
+        view = await table.view(table_id, seat)
+        action = random_legal_action(view.view, rng)
+        if action is None:  # not this seat's turn after all (another seat moved first)
+            continue
+        reply = await table.move(table_id, seat, action)
+        if reply is None:
+            continue
+        if reply.status.over:
+            table.result.games += 1
+            return
+        to_act = list(reply.status.to_act)
 
 
 async def run_load(
@@ -128,8 +223,11 @@ async def run_load(
     tables: int,
     seconds: float,
     target_moves_per_s: float | None = None,
+    clients: str = "poll",
 ) -> LoadResult:
     """Play ``tables`` tables at once for ``seconds``; pace to a target rate if given."""
+    if clients not in CLIENT_MODELS:
+        raise ValueError(f"clients must be one of {', '.join(CLIENT_MODELS)}, not {clients!r}")
     interval = tables / target_moves_per_s if target_moves_per_s else 0.0
     result = LoadResult(tables=tables, seconds=seconds)
     async with grpc.aio.insecure_channel(address) as channel:
@@ -138,7 +236,7 @@ async def run_load(
         deadline = started + seconds
         await asyncio.gather(
             *(
-                _play_table(stub, tokens, result, deadline, random.Random(index), interval)
+                _play_table(stub, tokens, result, deadline, random.Random(index), interval, clients)
                 for index in range(tables)
             )
         )

@@ -433,6 +433,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             console.print,
             raw_seconds=args.raw_seconds,
             half_load=not args.no_half_load,
+            clients=args.clients,
         )
     )
     console.print(render_system_report(report))
@@ -640,6 +641,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--raw-seconds", type=float, default=3.0, help="per raw-limit measurement"
     )
     system_bench_parser.add_argument("--no-half-load", action="store_true")
+    system_bench_parser.add_argument(
+        "--clients",
+        choices=("poll", "turns"),
+        default="poll",
+        help="how clients learn it is their turn: GetTable before each move, or WatchTurns",
+    )
     system_bench_parser.add_argument("--out", default="bench-results", help="directory")
     system_bench_parser.add_argument(
         "--faults", action="store_true", help="kill and restart services and servers instead"

@@ -30,7 +30,7 @@ class HostileRequest:
     method: str
     payload: bytes
     metadata: Metadata = ()
-    #: WatchTable answers with a stream: the first message or the error is read.
+    #: WatchTable and WatchTurns answer with a stream: the first message or the error is read.
     streaming: bool = False
     #: Megabyte payloads go on a channel of their own, so a connection the server
     #: closes over one cannot fail the calls that follow.
@@ -62,7 +62,7 @@ def table_call(
     *,
     own_channel: bool = False,
 ) -> HostileRequest:
-    """A call to the table service (``WatchTable`` is its one streaming method)."""
+    """A call to the table service (``WatchTable`` and ``WatchTurns`` answer with streams)."""
     payload = message if isinstance(message, bytes) else message.SerializeToString()
     return HostileRequest(
         kind,
@@ -70,7 +70,7 @@ def table_call(
         method,
         payload,
         metadata,
-        streaming=method == "WatchTable",
+        streaming=method in ("WatchTable", "WatchTurns"),
         own_channel=own_channel,
     )
 

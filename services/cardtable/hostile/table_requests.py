@@ -35,6 +35,7 @@ TABLE_METHODS = (
     "MakeMove",
     "GetTable",
     "WatchTable",
+    "WatchTurns",
     "GetGameRecord",
 )
 RULES_METHODS = ("NewGame", "Deal", "ApplyAction", "LegalActions", "GetView", "Rebuild", "Pipeline")
@@ -100,6 +101,8 @@ def _table_id_request(method: str, table_id: str) -> Message:
         return table_pb2.GetTableRequest(table_id=table_id)
     if method == "WatchTable":
         return table_pb2.WatchTableRequest(table_id=table_id)
+    if method == "WatchTurns":
+        return table_pb2.WatchTurnsRequest(table_id=table_id, seat=0)
     if method == "GetGameRecord":
         return table_pb2.GetGameRecordRequest(table_id=table_id)
     if method == "MakeMove":
@@ -113,6 +116,7 @@ def _table_id_request(method: str, table_id: str) -> Message:
 TABLE_ID_METHODS = (
     "GetTable",
     "WatchTable",
+    "WatchTurns",
     "GetGameRecord",
     "MakeMove",
     "JoinTable",
@@ -298,7 +302,7 @@ async def other_seat(material: Material) -> HostileRequest:
     rng = material.rng
     turn = await material.scene.turn()
     _, other = _seated_other_than(turn.table, turn.seat, rng)
-    method = rng.choice(["MakeMove", "MakeMove", "GetTable", "WatchTable"])
+    method = rng.choice(["MakeMove", "MakeMove", "GetTable", "WatchTable", "WatchTurns"])
     if method == "MakeMove":
         return table_call("other_seat", method, _move(turn), other.metadata)
     message = getattr(table_pb2, f"{method}Request")

@@ -104,6 +104,8 @@ class TableApplication:
         self._bot_requests = bot_requests
         self._cache: OrderedDict[str, Table] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
+        #: Called with the table after each append of this replica (turn watchers wait on it).
+        self.appended_listeners: list[Callable[[Table], None]] = []
 
     # -- loading ------------------------------------------------------------------------------
     def _lock(self, table_id: str) -> asyncio.Lock:
@@ -251,7 +253,9 @@ class TableApplication:
             return Table(TableState(table_id=table_id))
 
     async def _after_append(self, table: Table, decision: Decision) -> None:
-        """Derived work after a successful append: the lobby index and bot requests."""
+        """Derived work after a successful append: listeners, the lobby index, bot requests."""
+        for listener in self.appended_listeners:
+            listener(table)
         if self.index is not None:
             await self.index.put(summary_of(table.state))
         if self._bot_requests is not None:

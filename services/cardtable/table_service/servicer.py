@@ -42,9 +42,10 @@ from cardtable.table_service.errors import (
 from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
+from cardtable.table_service.table_changes import TableChanges
+from cardtable.table_service.turn_stream import holds_seat, turns, view_of
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
-from cardtable_api.rules.v1 import rules_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 Reply = TypeVar("Reply")
@@ -124,6 +125,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._tokens = tokens
         self._nats = nats
         self._metrics = metrics
+        self._changes = TableChanges(nats, app.store.subject, app.store.origin)
+        app.appended_listeners.append(self._changes.appended)
 
     def _principal(self, context: Context) -> Principal:
         return self._tokens.verify(bearer_token(context.invocation_metadata()))
@@ -336,8 +339,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         principal = self._principal(context)
         if not 0 <= seat < table.state.seat_count:
             raise BadRequestError(f"there is no seat {seat} at this table")
-        occupant = table.state.seats[seat]
-        if occupant.player_id == principal.player_id or (principal.is_bot and occupant.is_bot):
+        if holds_seat(table, seat, principal):
             return seat
         raise PermissionDeniedError(f"you may only view your own seat, not seat {seat}")
 
@@ -358,20 +360,32 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             )
             if table.game_state is None:
                 return reply
-            cached = table.cached_view(seat) if seat is not None else None
-            if cached is not None and table.game_status is not None:
-                reply.view.CopyFrom(cached)
-                reply.game_status.CopyFrom(table.game_status)
-                return reply
-            view_request = rules_pb2.GetViewRequest(state=table.game_state)
-            if seat is not None:
-                view_request.seat = seat
-            view = await self._app.rules.get_view(view_request)
-            reply.view.CopyFrom(view.view)
-            reply.game_status.CopyFrom(view.status)
+            view, status = await view_of(self._app, table, seat)
+            reply.view.CopyFrom(view)
+            reply.game_status.CopyFrom(status)
             return reply
 
         return await guarded(context, work, self._metrics, "GetTable")
+
+    async def WatchTurns(
+        self, request: table_pb2.WatchTurnsRequest, context: Context
+    ) -> AsyncIterator[table_pb2.WatchTurnsResponse]:
+        """The caller's seat's view at each of its turns (see ``turn_stream``)."""
+        try:
+            table_id = check_table_id(request.table_id)
+            table = await self._app.read(table_id)
+            seat = await self._viewer_seat(table, request.seat, context)
+            assert seat is not None
+            principal = self._principal(context)
+            async for turn in turns(
+                self._app, self._changes, table_id, seat, principal, request.after_version
+            ):
+                yield turn
+        except TableError as error:
+            await context.abort(
+                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL),
+                bounded_details(str(error)),
+            )
 
     async def WatchTable(
         self, request: table_pb2.WatchTableRequest, context: Context

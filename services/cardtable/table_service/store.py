@@ -9,6 +9,7 @@ reads the subject's last message to tell "already applied" from "someone else go
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -43,6 +44,10 @@ class AppendResult:
     duplicate: bool
 
 
+#: The appending process's random id (``EventStore.origin``); not part of the event data.
+ORIGIN_HEADER = "Cardtable-Origin"
+
+
 class EventStore:
     """Reads and appends a table's batches."""
 
@@ -50,6 +55,8 @@ class EventStore:
         self._js = jetstream
         self.stream = stream
         self.subject_prefix = subject_prefix
+        #: Sent with every append, so this process can tell its own messages on a subject.
+        self.origin = uuid.uuid4().hex
 
     def subject(self, table_id: str) -> str:
         return f"{self.subject_prefix}.table.{table_id}"
@@ -86,6 +93,7 @@ class EventStore:
             "Nats-Msg-Id": f"{table_id}:{batch.command_id}",
             "Nats-Expected-Last-Subject-Sequence": str(expected_sequence),
             "Cardtable-Schema": str(SCHEMA_VERSION),
+            ORIGIN_HEADER: self.origin,
             # the move's trace context travels with its events to every projection
             **outgoing_headers(),
         }

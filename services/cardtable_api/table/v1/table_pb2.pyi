@@ -594,6 +594,62 @@ class WatchTableResponse(_message.Message):
 Global___WatchTableResponse: _TypeAlias = WatchTableResponse  # noqa: Y015
 
 @_typing.final
+class WatchTurnsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    AFTER_VERSION_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    seat: _builtins.int
+    after_version: _builtins.int
+    """Only turns at later table versions (0: the current one too, if the seat is to act now)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        after_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_version", b"after_version", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchTurnsRequest: _TypeAlias = WatchTurnsRequest  # noqa: Y015
+
+@_typing.final
+class WatchTurnsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    GAME_STATUS_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The table version this view is of."""
+    @_builtins.property
+    def game_status(self) -> _common_pb2.GameStatus: ...
+    @_builtins.property
+    def view(self) -> _struct_pb2.Struct:
+        """The seat's view (what GetTable gives as that seat)."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        game_status: _common_pb2.GameStatus | None = ...,
+        view: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "version", b"version", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchTurnsResponse: _TypeAlias = WatchTurnsResponse  # noqa: Y015
+
+@_typing.final
 class GetGameRecordRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -87,6 +87,11 @@ class TableServiceStub:
                 request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
+        self.WatchTurns = channel.unary_stream(
+                '/cardtable.table.v1.TableService/WatchTurns',
+                request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTurnsRequest.SerializeToString,
+                response_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTurnsResponse.FromString,
+                _registered_method=True)
         self.GetGameRecord = channel.unary_unary(
                 '/cardtable.table.v1.TableService/GetGameRecord',
                 request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.SerializeToString,
@@ -162,6 +167,19 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchTurns(self, request, context):
+        """The caller's own seat's view at each table version at which that seat is to act (at once
+        if it is now), then the final view when the game is over, and the stream ends. A client
+        that plays needs no GetTable per move. While several seats act at once (passing cards),
+        the others' moves are new versions too, so a turn may arrive that is older than the
+        version the client's own move returned: skip those. Resume after a reconnect with
+        after_version. PERMISSION_DENIED once the caller no longer holds the seat (a computer
+        player took it over).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetGameRecord(self, request, context):
         """A finished game's record (the engine's record format, JSON).
         """
@@ -221,6 +239,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.WatchTable,
                     request_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTableRequest.FromString,
                     response_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTableResponse.SerializeToString,
+            ),
+            'WatchTurns': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTurns,
+                    request_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTurnsRequest.FromString,
+                    response_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.WatchTurnsResponse.SerializeToString,
             ),
             'GetGameRecord': grpc.unary_unary_rpc_method_handler(
                     servicer.GetGameRecord,
@@ -501,6 +524,33 @@ class TableService:
             '/cardtable.table.v1.TableService/WatchTable',
             cardtable_dot_table_dot_v1_dot_table__pb2.WatchTableRequest.SerializeToString,
             cardtable_dot_table_dot_v1_dot_table__pb2.WatchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/cardtable.table.v1.TableService/WatchTurns',
+            cardtable_dot_table_dot_v1_dot_table__pb2.WatchTurnsRequest.SerializeToString,
+            cardtable_dot_table_dot_v1_dot_table__pb2.WatchTurnsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,15 @@ class TableServiceStub:
     GetTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetTableRequest, _table_pb2.GetTableResponse]
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_pb2.WatchTableRequest, _table_pb2.WatchTableResponse]
     """The viewer's events as they happen, from a version on (resume after a reconnect)."""
+    WatchTurns: _grpc.UnaryStreamMultiCallable[_table_pb2.WatchTurnsRequest, _table_pb2.WatchTurnsResponse]
+    """The caller's own seat's view at each table version at which that seat is to act (at once
+    if it is now), then the final view when the game is over, and the stream ends. A client
+    that plays needs no GetTable per move. While several seats act at once (passing cards),
+    the others' moves are new versions too, so a turn may arrive that is older than the
+    version the client's own move returned: skip those. Resume after a reconnect with
+    after_version. PERMISSION_DENIED once the caller no longer holds the seat (a computer
+    player took it over).
+    """
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetGameRecordRequest, _table_pb2.GetGameRecordResponse]
     """A finished game's record (the engine's record format, JSON)."""
 
@@ -71,6 +80,15 @@ class TableServiceAsyncStub(TableServiceStub):
     GetTable: _aio.UnaryUnaryMultiCallable[_table_pb2.GetTableRequest, _table_pb2.GetTableResponse]  # type: ignore[assignment]
     WatchTable: _aio.UnaryStreamMultiCallable[_table_pb2.WatchTableRequest, _table_pb2.WatchTableResponse]  # type: ignore[assignment]
     """The viewer's events as they happen, from a version on (resume after a reconnect)."""
+    WatchTurns: _aio.UnaryStreamMultiCallable[_table_pb2.WatchTurnsRequest, _table_pb2.WatchTurnsResponse]  # type: ignore[assignment]
+    """The caller's own seat's view at each table version at which that seat is to act (at once
+    if it is now), then the final view when the game is over, and the stream ends. A client
+    that plays needs no GetTable per move. While several seats act at once (passing cards),
+    the others' moves are new versions too, so a turn may arrive that is older than the
+    version the client's own move returned: skip those. Resume after a reconnect with
+    after_version. PERMISSION_DENIED once the caller no longer holds the seat (a computer
+    player took it over).
+    """
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.GetGameRecordRequest, _table_pb2.GetGameRecordResponse]  # type: ignore[assignment]
     """A finished game's record (the engine's record format, JSON)."""
 
@@ -151,6 +169,21 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_pb2.WatchTableResponse], _abc.AsyncIterator[_table_pb2.WatchTableResponse]]:
         """The viewer's events as they happen, from a version on (resume after a reconnect)."""
+
+    @_abc_1.abstractmethod
+    def WatchTurns(
+        self,
+        request: _table_pb2.WatchTurnsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_table_pb2.WatchTurnsResponse], _abc.AsyncIterator[_table_pb2.WatchTurnsResponse]]:
+        """The caller's own seat's view at each table version at which that seat is to act (at once
+        if it is now), then the final view when the game is over, and the stream ends. A client
+        that plays needs no GetTable per move. While several seats act at once (passing cards),
+        the others' moves are new versions too, so a turn may arrive that is older than the
+        version the client's own move returned: skip those. Resume after a reconnect with
+        after_version. PERMISSION_DENIED once the caller no longer holds the seat (a computer
+        player took it over).
+        """
 
     @_abc_1.abstractmethod
     def GetGameRecord(
