@@ -33,6 +33,22 @@ async def _finished_table(cluster: Cluster, game: str, seats: int, options: dict
     return table_id
 
 
+async def test_a_table_waiting_for_players_audits_its_log_only(cluster: Cluster) -> None:
+    table_id = await cluster.player("host").create("belote", 4)
+    await cluster.player("early").join(table_id, 0)
+    batches = await _reader(cluster).table(table_id)
+    report = audit_log(table_id, batches)
+    assert report.ok, [str(problem) for problem in report.problems]
+    assert report.checks["log"] == "passed"
+    assert {check: outcome for check, outcome in report.checks.items() if check != "log"} == {
+        "format": "not run",
+        "shuffle": "not run",
+        "rules": "not run",
+        "results": "not run",
+    }
+    assert not audit_log(table_id, batches[:1] + batches[:1]).ok  # its log is still checked
+
+
 def _reader(cluster: Cluster) -> LogReader:
     return LogReader(cluster.nats, cluster.parts.app.store)
 
