@@ -14,7 +14,8 @@ its replica count is changed in place: JetStream copies the data to the new peer
 Settings: ``NATS_URL`` (required), ``EVENT_PREFIX`` (default ``cardtable``),
 ``STREAM_REPLICAS`` (default 1; 3 on the 3-node cluster), ``STREAM_SETUP_TIMEOUT_SECONDS``
 (default 120: how long to wait for a cluster that is still electing its leaders).
-Exits 0 when both exist with the wanted replicas, 2 on a bad setting, 1 when time ran out.
+Exits 0 when both exist with the wanted replicas and are ready to take appends (a leader, and
+every follower current), 2 on a bad setting, 1 when time ran out.
 """
 
 from __future__ import annotations
@@ -78,14 +79,41 @@ async def ensure_lobby_bucket(jetstream: JetStreamContext, bucket: str, replicas
             await jetstream.create_key_value(config)
 
 
+class StreamNotReadyError(Exception):
+    """A stream has no leader yet, or not all of its replicas are current."""
+
+
+async def check_ready(jetstream: JetStreamContext, stream: str, replicas: int) -> None:
+    """Raise unless ``stream`` has a leader and ``replicas - 1`` current followers.
+
+    Right after its replicas change, a stream's group elects a leader and the new followers
+    catch up; appends made meanwhile time out, so "ready" waits for that to settle.
+    """
+    cluster = (await jetstream.stream_info(stream)).cluster
+    if cluster is None:  # a single server, not a cluster: nothing to elect
+        return
+    followers = [peer for peer in cluster.replicas or [] if peer.current and not peer.offline]
+    if not cluster.leader or len(followers) < replicas - 1:
+        raise StreamNotReadyError(
+            f"{stream}: leader {cluster.leader or 'none'}, "
+            f"{len(followers)} of {replicas - 1} followers current"
+        )
+
+
 async def ensure(jetstream: JetStreamContext, names: EventNames, replicas: int) -> list[str]:
-    """Create or converge the stream and the bucket; the names of those whose replicas changed."""
+    """Create or converge the stream and the bucket; the names of those whose replicas changed.
+
+    Raises (the caller retries until its deadline) until both are ready to take appends.
+    """
     await EventStore(jetstream, names.stream, names.prefix).ensure_stream(replicas=replicas)
     await ensure_lobby_bucket(jetstream, names.lobby_bucket, replicas)
     changed = []
-    for stream in (names.stream, f"KV_{names.lobby_bucket}"):
+    streams = (names.stream, f"KV_{names.lobby_bucket}")
+    for stream in streams:
         if await converge_replicas(jetstream, stream, replicas):
             changed.append(stream)
+    for stream in streams:
+        await check_ready(jetstream, stream, replicas)
     return changed
 
 
@@ -106,7 +134,8 @@ async def run(env: Mapping[str, str]) -> int:
             try:
                 changed = await ensure(connection.jetstream, names, settings.replicas)
                 break
-            # A cluster still forming answers "no leader" or "insufficient resources": wait.
+            # A cluster still forming answers "no leader" or "insufficient resources", and a
+            # stream whose replicas just changed is not ready at once: wait.
             except Exception as error:
                 problem = f"{type(error).__name__}: {error}"
                 if time.monotonic() > deadline:
