@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from cardtable.platform.nats import NatsConnection
+import pytest
+
+from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.provisioning import NatsNamespace
+from cardtable.table_service.errors import DependencyUnavailableError
 from cardtable.table_service.store import ORIGIN_HEADER
 from cardtable.table_service.table_changes import TableChanges
 from cardtable_api.events.v1 import events_pb2
@@ -44,3 +47,13 @@ async def test_other_processes_messages_wake_watchers_and_own_ones_do_not(
     changes.changed("t1", 9)
     assert changes.latest("t1") == 0
     assert not any(sub.subject == subject for sub in client._subs.values())
+
+
+async def test_watching_without_nats_is_unavailable(nats_url: str) -> None:
+    connection = await connect_nats(nats_url, name="pytest-closed")
+    await connection.close()
+    changes = TableChanges(connection.client, lambda table_id: f"x.table.{table_id}")
+    with pytest.raises(DependencyUnavailableError, match="event store"):
+        async with changes.watching("t1"):
+            pass  # pragma: no cover
+    assert changes.latest("t1") == 0

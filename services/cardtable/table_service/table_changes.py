@@ -22,11 +22,13 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import nats.errors
 from google.protobuf.message import DecodeError
 from nats.aio.client import Client as NatsClient
 
 from cardtable.platform.logging import get_logger
 from cardtable.table_service.commands import Table
+from cardtable.table_service.errors import DependencyUnavailableError
 from cardtable.table_service.store import ORIGIN_HEADER
 from cardtable_api.events.v1 import events_pb2
 
@@ -72,9 +74,12 @@ class TableChanges:
         waiting.add(event)
         try:
             if first and self._nats is not None:
-                self._subscriptions[table_id] = await self._nats.subscribe(
-                    self._subject_of(table_id), cb=self._receiver(table_id)
-                )
+                try:
+                    self._subscriptions[table_id] = await self._nats.subscribe(
+                        self._subject_of(table_id), cb=self._receiver(table_id)
+                    )
+                except nats.errors.Error as error:
+                    raise DependencyUnavailableError(f"event store: {error!r}") from None
             yield event
         finally:
             waiting.discard(event)
