@@ -18,6 +18,7 @@ import pytest
 from cardtable.platform.grpc_server import Service, start_server
 from cardtable.rules_service.main import SERVICE_NAME
 from cardtable.rules_service.servicer import RulesServicer
+from cardtable.table_service import rules_pipeline
 from cardtable.table_service.errors import (
     BadRequestError,
     DependencyUnavailableError,
@@ -136,6 +137,20 @@ async def test_calls_that_wait_together_share_messages_and_get_their_own_answers
     assert sum(servicer.calls_per_message) == 40
     assert max(servicer.calls_per_message) > 1
     assert servicer.unary_views == 0
+
+
+async def test_calls_past_the_message_size_go_in_further_messages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dealt = await dealt_hearts()
+    request = rules_pb2.GetViewRequest(state=dealt.state, seat=2)
+    monkeypatch.setattr(rules_pipeline, "MESSAGE_BYTES", 3 * request.ByteSize())
+    servicer = CountingServicer()
+    async with pipelined(servicer) as rules:
+        answers = await asyncio.gather(*(rules.get_view(request) for _ in range(20)))
+    assert answers == [await LocalRules().get_view(request)] * 20
+    assert sum(servicer.calls_per_message) == 20
+    assert max(servicer.calls_per_message) <= 3 and len(servicer.calls_per_message) >= 7
 
 
 async def test_refusals_keep_their_meaning_and_the_stream_goes_on() -> None:

@@ -28,6 +28,9 @@ from cardtable.table_service.rules_port import GrpcRules, error_for_status
 from cardtable_api.rules.v1 import rules_pb2
 
 _log = get_logger(__name__)
+#: A message holds calls up to about this many bytes (the rules server refuses more than
+#: 4 MiB in one message, and one state may take 256 KiB): more calls go in the next message.
+MESSAGE_BYTES = 1024 * 1024
 _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
@@ -43,7 +46,9 @@ class _Pipeline:
         self._timeout = timeout_seconds
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[rules_pb2.PipelinedReply]] = {}
-        self._outbox = rules_pb2.PipelineRequest()
+        # Messages waiting to be written, each kept under MESSAGE_BYTES; the last one fills.
+        self._outbox: list[rules_pb2.PipelineRequest] = []
+        self._outbox_bytes = 0
         self._wakeup = asyncio.Event()
         self.broken = False
         self._tasks = (
@@ -57,8 +62,13 @@ class _Pipeline:
             asyncio.get_running_loop().create_future()
         )
         self._waiting[call_id] = future
-        call = self._outbox.calls.add(id=call_id)
+        size = request.ByteSize()
+        if not self._outbox or self._outbox_bytes + size > MESSAGE_BYTES:
+            self._outbox.append(rules_pb2.PipelineRequest())
+            self._outbox_bytes = 0
+        call = self._outbox[-1].calls.add(id=call_id)
         getattr(call, field).CopyFrom(request)
+        self._outbox_bytes += size
         self._wakeup.set()
         try:
             async with asyncio.timeout(self._timeout):
@@ -75,11 +85,10 @@ class _Pipeline:
             while not self.broken:
                 await self._wakeup.wait()
                 self._wakeup.clear()
-                if not self._outbox.calls:
-                    continue
-                # Calls asked while this write is on its way gather in the next message.
-                sending, self._outbox = self._outbox, rules_pb2.PipelineRequest()
-                await self._call.write(sending)
+                # Calls asked while these writes are on their way gather in the next message.
+                sending, self._outbox = self._outbox, []
+                for message in sending:
+                    await self._call.write(message)
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -103,11 +112,14 @@ class _Pipeline:
         if self.broken:
             return
         self.broken = True
+        # The calls in flight were fine: whatever ended the stream, they could not be answered.
         if isinstance(error, grpc.aio.AioRpcError):
             if error.code() == grpc.StatusCode.UNIMPLEMENTED:
                 failure: Exception = PipelineUnsupportedError()
             else:
-                failure = error_for_status(error.code(), error.details() or "")
+                failure = DependencyUnavailableError(
+                    f"rules service: {error.code().name.lower()}: {error.details() or ''}"
+                )
         else:
             failure = DependencyUnavailableError(f"rules service: pipeline broke: {error!r}")
         _log.warning("rules pipeline broke", extra={"error": repr(error)})
