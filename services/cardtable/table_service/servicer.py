@@ -454,11 +454,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Only the events the viewer may see; a viewer who lost the seat sees public ones."""
         if seat is not None and principal is not None:
             table = await self._app.load(table_id)
-            occupant = table.state.seats[seat]
-            still_there = occupant.player_id == principal.player_id or (
-                principal.is_bot and occupant.is_bot
-            )
-            if not still_there:
+            if not holds_seat(table, seat, principal):
                 seat = None
         return table_pb2.WatchTableResponse(
             version=batch.table_version,
