@@ -50,7 +50,7 @@ def test_an_unknown_histogram_is_empty() -> None:
 
 
 @pytest.mark.services
-@pytest.mark.parametrize("clients", ["turns", "poll"])
+@pytest.mark.parametrize("clients", ["turns", "poll", "pipeline"])
 def test_the_bench_command_plays_measures_and_writes_json_and_chart(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], clients: str
 ) -> None:

@@ -15,10 +15,10 @@ from typing import Any
 import grpc
 import pytest
 
+from cardtable.platform import pipeline_client
 from cardtable.platform.grpc_server import Service, start_server
 from cardtable.rules_service.main import SERVICE_NAME
 from cardtable.rules_service.servicer import RulesServicer
-from cardtable.table_service import rules_pipeline
 from cardtable.table_service.errors import (
     BadRequestError,
     DependencyUnavailableError,
@@ -144,7 +144,7 @@ async def test_calls_past_the_message_size_go_in_further_messages(
 ) -> None:
     dealt = await dealt_hearts()
     request = rules_pb2.GetViewRequest(state=dealt.state, seat=2)
-    monkeypatch.setattr(rules_pipeline, "MESSAGE_BYTES", 3 * request.ByteSize())
+    monkeypatch.setattr(pipeline_client, "MESSAGE_BYTES", 3 * request.ByteSize())
     servicer = CountingServicer()
     async with pipelined(servicer) as rules:
         answers = await asyncio.gather(*(rules.get_view(request) for _ in range(20)))

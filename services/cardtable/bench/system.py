@@ -38,6 +38,10 @@ LAG_HISTOGRAM = "scoring_projection_lag_seconds"
 CLIENT_DESCRIPTIONS = {
     "turns": "turns: each client streams its seat's turns (WatchTurns), then MakeMove",
     "poll": "poll: each client reads its view (GetTable) before each MakeMove",
+    "pipeline": (
+        "pipeline: as poll, with every client's GetTable and MakeMove over one "
+        "TableService.Pipeline stream (one backend serving all players)"
+    ),
 }
 #: The issue's targets for sustained load on this machine.
 TARGETS = {"moves_per_s": 1000.0, "move_latency_p99_ms": 50.0, "projection_lag_p99_ms": 500.0}

@@ -1,10 +1,13 @@
 """Moves per second through the table service over gRPC, with many tables played at once.
 
 Each simulated table has four clients that play Hearts quick games over and over, each making
-random legal moves from its own view, the way a person's client would. Two client models:
+random legal moves from its own view, the way a person's client would. Three client models:
 
 - ``poll`` (the default): a client reads its own view with ``GetTable`` before each of its
   moves;
+- ``pipeline``: the same clients, but as one backend serving all of them (a game front end
+  would): their ``GetTable`` and ``MakeMove`` calls, each with its own player's token, go over
+  one ``TableService.Pipeline`` stream, and calls made at the same moment share a message;
 - ``turns``: each client keeps a ``WatchTurns`` stream open for its seat, is told its view
   when it is to act, and answers with ``MakeMove``. It costs the system about as much CPU per
   move as ``poll`` (a streamed message costs grpc.aio about what a unary call does), and since
@@ -27,6 +30,7 @@ from typing import Any
 
 import grpc
 
+from cardtable.client.table_pipeline import PipelinedTableStub
 from cardtable.client.views import random_legal_action
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.common.v1 import common_pb2
@@ -34,7 +38,7 @@ from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
-CLIENT_MODELS = ("poll", "turns")
+CLIENT_MODELS = ("poll", "pipeline", "turns")
 
 
 @dataclass
@@ -90,6 +94,8 @@ class _Table:
     """What the clients of one simulated table share."""
 
     stub: table_pb2_grpc.TableServiceAsyncStub
+    #: What GetTable and MakeMove go through: the stub, or one Pipeline stream for all tables.
+    moves: table_pb2_grpc.TableServiceAsyncStub | PipelinedTableStub
     result: LoadResult
     deadline: float
     pacer: _Pacer
@@ -121,7 +127,7 @@ class _Table:
         await self.pacer.wait()
         started = time.perf_counter()
         try:
-            reply = await self.stub.MakeMove(
+            reply = await self.moves.MakeMove(
                 table_pb2.MakeMoveRequest(
                     command_id=str(uuid.uuid4()), table_id=table_id, seat=seat, action=action
                 ),
@@ -137,13 +143,14 @@ class _Table:
         return reply
 
     async def view(self, table_id: str, seat: int) -> table_pb2.GetTableResponse:
-        return await self.stub.GetTable(
+        return await self.moves.GetTable(
             table_pb2.GetTableRequest(table_id=table_id, seat=seat), metadata=self.metadata[seat]
         )
 
 
 async def _play_table(
     stub: table_pb2_grpc.TableServiceAsyncStub,
+    moves: table_pb2_grpc.TableServiceAsyncStub | PipelinedTableStub,
     tokens: TokenCodec,
     result: LoadResult,
     deadline: float,
@@ -155,7 +162,7 @@ async def _play_table(
         await asyncio.sleep(rng.uniform(0, interval))
     players = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(4)]
     metadata = [(("authorization", f"Bearer {tokens.issue(player)}"),) for player in players]
-    table = _Table(stub, result, deadline, _Pacer(interval), metadata)
+    table = _Table(stub, moves, result, deadline, _Pacer(interval), metadata)
     while time.perf_counter() < deadline:
         table_id = await table.new_game()
         if clients == "turns":
@@ -232,13 +239,28 @@ async def run_load(
     result = LoadResult(tables=tables, seconds=seconds)
     async with grpc.aio.insecure_channel(address) as channel:
         stub = table_pb2_grpc.TableServiceStub(channel)
+        pipelined = PipelinedTableStub(channel) if clients == "pipeline" else None
+        moves = pipelined or stub
         started = time.perf_counter()
         deadline = started + seconds
-        await asyncio.gather(
-            *(
-                _play_table(stub, tokens, result, deadline, random.Random(index), interval, clients)
-                for index in range(tables)
+        try:
+            await asyncio.gather(
+                *(
+                    _play_table(
+                        stub,
+                        moves,
+                        tokens,
+                        result,
+                        deadline,
+                        random.Random(index),
+                        interval,
+                        clients,
+                    )
+                    for index in range(tables)
+                )
             )
-        )
+        finally:
+            if pipelined is not None:
+                await pipelined.close()
         result.seconds = time.perf_counter() - started
     return result

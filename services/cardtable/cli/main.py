@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
+from cardtable.bench.table_load import CLIENT_MODELS
 from cardtable.engine.errors import EngineError
 from cardtable.engine.record import dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
@@ -643,9 +644,12 @@ def build_parser() -> argparse.ArgumentParser:
     system_bench_parser.add_argument("--no-half-load", action="store_true")
     system_bench_parser.add_argument(
         "--clients",
-        choices=("poll", "turns"),
+        choices=CLIENT_MODELS,
         default="poll",
-        help="how clients learn it is their turn: GetTable before each move, or WatchTurns",
+        help=(
+            "how clients play: GetTable before each move (poll), the same over one "
+            "Pipeline stream for all players (pipeline), or told by WatchTurns (turns)"
+        ),
     )
     system_bench_parser.add_argument("--out", default="bench-results", help="directory")
     system_bench_parser.add_argument(

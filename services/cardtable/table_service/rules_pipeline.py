@@ -14,130 +14,29 @@ upgrade) answers UNIMPLEMENTED; from then on every call is unary again.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import itertools
 from typing import Any
 
 import grpc
 
 from cardtable.platform.logging import get_logger
+from cardtable.platform.pipeline_client import PipelineStream, failed_status
 from cardtable.platform.tracing import outgoing_metadata
 from cardtable.table_service.errors import DependencyUnavailableError
 from cardtable.table_service.rules_port import GrpcRules, error_for_status
 from cardtable_api.rules.v1 import rules_pb2
 
 _log = get_logger(__name__)
-#: A message holds calls up to about this many bytes (the rules server refuses more than
-#: 4 MiB in one message, and one state may take 256 KiB): more calls go in the next message.
-MESSAGE_BYTES = 1024 * 1024
-_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
 class PipelineUnsupportedError(Exception):
     """The rules service does not know ``Pipeline``: ask it with unary calls instead."""
 
 
-class _Pipeline:
-    """One open ``Pipeline`` stream: a writer task sends what waits, a reader task answers."""
-
-    def __init__(self, call: Any, timeout_seconds: float) -> None:
-        self._call = call
-        self._timeout = timeout_seconds
-        self._ids = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future[rules_pb2.PipelinedReply]] = {}
-        # Messages waiting to be written, each kept under MESSAGE_BYTES; the last one fills.
-        self._outbox: list[rules_pb2.PipelineRequest] = []
-        self._outbox_bytes = 0
-        self._wakeup = asyncio.Event()
-        self.broken = False
-        self._tasks = (
-            asyncio.create_task(self._write(), name="rules-pipeline-write"),
-            asyncio.create_task(self._read(), name="rules-pipeline-read"),
-        )
-
-    async def ask(self, field: str, request: Any) -> rules_pb2.PipelinedReply:
-        call_id = next(self._ids)
-        future: asyncio.Future[rules_pb2.PipelinedReply] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._waiting[call_id] = future
-        size = request.ByteSize()
-        if not self._outbox or self._outbox_bytes + size > MESSAGE_BYTES:
-            self._outbox.append(rules_pb2.PipelineRequest())
-            self._outbox_bytes = 0
-        call = self._outbox[-1].calls.add(id=call_id)
-        getattr(call, field).CopyFrom(request)
-        self._outbox_bytes += size
-        self._wakeup.set()
-        try:
-            async with asyncio.timeout(self._timeout):
-                return await future
-        except TimeoutError:
-            raise DependencyUnavailableError(
-                f"rules service: deadline_exceeded: no answer within {self._timeout:g}s"
-            ) from None
-        finally:
-            self._waiting.pop(call_id, None)
-
-    async def _write(self) -> None:
-        try:
-            while not self.broken:
-                await self._wakeup.wait()
-                self._wakeup.clear()
-                # Calls asked while these writes are on their way gather in the next message.
-                sending, self._outbox = self._outbox, []
-                for message in sending:
-                    await self._call.write(message)
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            self._break(error)
-
-    async def _read(self) -> None:
-        try:
-            async for response in self._call:
-                for reply in response.replies:
-                    future = self._waiting.get(reply.id)
-                    if future is not None and not future.done():
-                        future.set_result(reply)
-            self._break(ConnectionError("the rules service ended the pipeline"))
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            self._break(error)
-
-    def _break(self, error: Exception) -> None:
-        """Fail every call in flight; the next call opens a new stream."""
-        if self.broken:
-            return
-        self.broken = True
-        # The calls in flight were fine: whatever ended the stream, they could not be answered.
-        if isinstance(error, grpc.aio.AioRpcError):
-            if error.code() == grpc.StatusCode.UNIMPLEMENTED:
-                failure: Exception = PipelineUnsupportedError()
-            else:
-                failure = DependencyUnavailableError(
-                    f"rules service: {error.code().name.lower()}: {error.details() or ''}"
-                )
-        else:
-            failure = DependencyUnavailableError(f"rules service: pipeline broke: {error!r}")
-        _log.warning("rules pipeline broke", extra={"error": repr(error)})
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_exception(failure)
-        self._waiting.clear()
-        self._call.cancel()
-        self._wakeup.set()  # lets the writer see it is broken and end
-
-    async def close(self) -> None:
-        self.broken = True
-        self._call.cancel()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+def _failure(code: grpc.StatusCode, details: str) -> Exception:
+    """What a call sees when the stream could not answer it."""
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return PipelineUnsupportedError()
+    return DependencyUnavailableError(f"rules service: {code.name.lower()}: {details}")
 
 
 class PipelinedRules(GrpcRules):
@@ -145,7 +44,7 @@ class PipelinedRules(GrpcRules):
 
     def __init__(self, channel: grpc.aio.Channel, timeout_seconds: float = 5.0) -> None:
         super().__init__(channel, timeout_seconds)
-        self._pipeline: _Pipeline | None = None
+        self._pipeline: PipelineStream | None = None
         self._unary_only = False
 
     async def _ask(self, field: str, request: Any) -> Any:
@@ -154,16 +53,18 @@ class PipelinedRules(GrpcRules):
         if self._pipeline is None or self._pipeline.broken:
             # No request iterator: the pipeline writes its messages with ``call.write``.
             call = self._stub.Pipeline(metadata=outgoing_metadata())  # type: ignore[call-arg]
-            self._pipeline = _Pipeline(call, self._timeout)
+            self._pipeline = PipelineStream(
+                call, rules_pb2.PipelineRequest, self._timeout, _failure, "rules"
+            )
         try:
             reply = await self._pipeline.ask(field, request)
         except PipelineUnsupportedError:
             _log.warning("the rules service has no Pipeline method: unary calls from now on")
             self._unary_only = True
             return None
-        if reply.HasField("failed"):
-            code = _STATUS_CODES.get(reply.failed.code, grpc.StatusCode.UNKNOWN)
-            raise error_for_status(code, reply.failed.message)
+        failed = failed_status(reply)
+        if failed is not None:
+            raise error_for_status(*failed)
         return getattr(reply, field)
 
     async def deal(self, request: rules_pb2.DealRequest) -> rules_pb2.DealResponse:

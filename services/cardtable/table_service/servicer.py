@@ -41,6 +41,7 @@ from cardtable.table_service.errors import (
 )
 from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.metrics import TableMetrics
+from cardtable.table_service.pipeline import UnaryMethod, serve_pipeline
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
 from cardtable.table_service.table_changes import TableChanges
 from cardtable.table_service.turn_stream import holds_seat, turns, view_of
@@ -474,6 +475,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             return table_pb2.GetGameRecordResponse(record_json=dumps_record(record))
 
         return await guarded(context, work, self._metrics, "GetGameRecord")
+
+    # -- many players' calls over one stream ----------------------------------------------------
+    async def Pipeline(
+        self, request_iterator: AsyncIterator[table_pb2.PipelineRequest], context: Context
+    ) -> AsyncIterator[table_pb2.PipelineResponse]:
+        """GetTable and MakeMove calls, each with its own token (see table_service/pipeline.py)."""
+        methods: dict[str, UnaryMethod] = {"get_table": self.GetTable, "make_move": self.MakeMove}
+        async for response in serve_pipeline(request_iterator, context, methods):
+            yield response
 
 
 def _own_seat(outcome: Outcome, principal: Principal) -> int:

@@ -687,3 +687,137 @@ class GetGameRecordResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetGameRecordResponse: _TypeAlias = GetGameRecordResponse  # noqa: Y015
+
+@_typing.final
+class PipelineRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALLS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___PipelinedCall]: ...
+    def __init__(
+        self,
+        *,
+        calls: _abc.Iterable[Global___PipelinedCall] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PipelineRequest: _TypeAlias = PipelineRequest  # noqa: Y015
+
+@_typing.final
+class PipelinedCall(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    GET_TABLE_FIELD_NUMBER: _builtins.int
+    MAKE_MOVE_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """Unique among the stream's calls in flight; the reply carries it back."""
+    token: _builtins.str
+    """The player token for this call alone ("Bearer " not included); empty uses the stream's
+    own `authorization` metadata, if any.
+    """
+    @_builtins.property
+    def get_table(self) -> Global___GetTableRequest: ...
+    @_builtins.property
+    def make_move(self) -> Global___MakeMoveRequest: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        token: _builtins.str = ...,
+        get_table: Global___GetTableRequest | None = ...,
+        make_move: Global___MakeMoveRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["get_table", b"get_table", "make_move", b"make_move", "request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["get_table", b"get_table", "id", b"id", "make_move", b"make_move", "request", b"request", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["get_table", "make_move"]  # noqa: Y015
+    _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
+
+Global___PipelinedCall: _TypeAlias = PipelinedCall  # noqa: Y015
+
+@_typing.final
+class PipelineResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REPLIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def replies(self) -> _containers.RepeatedCompositeFieldContainer[Global___PipelinedReply]: ...
+    def __init__(
+        self,
+        *,
+        replies: _abc.Iterable[Global___PipelinedReply] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replies", b"replies"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PipelineResponse: _TypeAlias = PipelineResponse  # noqa: Y015
+
+@_typing.final
+class PipelinedReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    GET_TABLE_FIELD_NUMBER: _builtins.int
+    MAKE_MOVE_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    @_builtins.property
+    def get_table(self) -> Global___GetTableResponse: ...
+    @_builtins.property
+    def make_move(self) -> Global___MakeMoveResponse: ...
+    @_builtins.property
+    def failed(self) -> Global___CallFailed: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        get_table: Global___GetTableResponse | None = ...,
+        make_move: Global___MakeMoveResponse | None = ...,
+        failed: Global___CallFailed | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["failed", b"failed", "get_table", b"get_table", "make_move", b"make_move", "reply", b"reply"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["failed", b"failed", "get_table", b"get_table", "id", b"id", "make_move", b"make_move", "reply", b"reply"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_reply: _TypeAlias = _typing.Literal["get_table", "make_move", "failed"]  # noqa: Y015
+    _WhichOneofArgType_reply: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_reply) -> _WhichOneofReturnType_reply | None: ...
+
+Global___PipelinedReply: _TypeAlias = PipelinedReply  # noqa: Y015
+
+@_typing.final
+class CallFailed(_message.Message):
+    """A pipelined call that failed: the status its unary method would have returned."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """A gRPC status code number (google.rpc.Code), e.g. 9 for FAILED_PRECONDITION."""
+    message: _builtins.str
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallFailed: _TypeAlias = CallFailed  # noqa: Y015

@@ -97,6 +97,11 @@ class TableServiceStub:
                 request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.SerializeToString,
                 response_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordResponse.FromString,
                 _registered_method=True)
+        self.Pipeline = channel.stream_stream(
+                '/cardtable.table.v1.TableService/Pipeline',
+                request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.PipelineRequest.SerializeToString,
+                response_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.PipelineResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -187,6 +192,20 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Pipeline(self, request_iterator, context):
+        """Many players' GetTable and MakeMove calls over one long-lived stream, for a backend that
+        serves many players at once (a game front end, a bot fleet). Each call carries its own
+        player token and is answered exactly as its unary method would be: same checks, same
+        answer, or the status it would have failed with. Calls run concurrently, as separate
+        unary calls would; replies come as each call finishes, in any order, and the replies
+        ready at the same moment share a message. Await a call's reply before sending a call
+        that depends on it. Ending the stream cancels the calls still running; a MakeMove whose
+        reply never came is retried with the same command_id, as with MakeMove itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -249,6 +268,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.GetGameRecord,
                     request_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.FromString,
                     response_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordResponse.SerializeToString,
+            ),
+            'Pipeline': grpc.stream_stream_rpc_method_handler(
+                    servicer.Pipeline,
+                    request_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.PipelineRequest.FromString,
+                    response_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.PipelineResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -578,6 +602,33 @@ class TableService:
             '/cardtable.table.v1.TableService/GetGameRecord',
             cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.SerializeToString,
             cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Pipeline(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardtable.table.v1.TableService/Pipeline',
+            cardtable_dot_table_dot_v1_dot_table__pb2.PipelineRequest.SerializeToString,
+            cardtable_dot_table_dot_v1_dot_table__pb2.PipelineResponse.FromString,
             options,
             channel_credentials,
             insecure,

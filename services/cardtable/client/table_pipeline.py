@@ -1,0 +1,79 @@
+"""A client of ``TableService.Pipeline`` with the unary stub's shape, for many players at once.
+
+A backend that serves many players (a game front end, a bot fleet, the load benchmark) calls
+``GetTable`` and ``MakeMove`` on a :class:`PipelinedTableStub` exactly as on the generated
+stub, with each player's ``authorization`` metadata. The calls of all its players go over one
+stream, and the calls waiting at the same moment share a message; see
+``cardtable.table_service.pipeline`` for why that is cheaper.
+
+A refused call raises :class:`grpc.aio.AioRpcError` with the status the unary method would
+have given, so callers handle both the same way. When the stream breaks, the calls in flight
+fail with its status (UNAVAILABLE when it simply went away) and the next call opens a new
+stream; retry a MakeMove with the same command id, as after any unclear outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+
+from cardtable.platform.pipeline_client import PipelineStream, failed_status
+from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+
+Metadata = Sequence[tuple[str, str]]
+
+
+def rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    """The error a unary call with that status would have raised."""
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details, None)
+
+
+def _token(metadata: Metadata) -> str:
+    """The bearer token of ``metadata`` ("" if none: the server then says UNAUTHENTICATED)."""
+    for key, value in metadata:
+        if key.lower() == "authorization":
+            scheme, _, token = value.partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else value
+    return ""
+
+
+class PipelinedTableStub:
+    """``GetTable`` and ``MakeMove`` over one ``Pipeline`` stream (see the module doc)."""
+
+    def __init__(self, channel: grpc.aio.Channel, timeout_seconds: float = 10.0) -> None:
+        self._stub = table_pb2_grpc.TableServiceStub(channel)
+        self._timeout = timeout_seconds
+        self._stream: PipelineStream | None = None
+
+    async def _ask(self, field: str, request: Any, metadata: Metadata) -> Any:
+        if self._stream is None or self._stream.broken:
+            # No request iterator: the stream writes its messages with ``call.write``.
+            call = self._stub.Pipeline()  # type: ignore[call-arg]
+            self._stream = PipelineStream(
+                call, table_pb2.PipelineRequest, self._timeout, rpc_error, "table"
+            )
+        reply = await self._stream.ask(field, request, token=_token(metadata))
+        failed = failed_status(reply)
+        if failed is not None:
+            raise rpc_error(*failed)
+        return getattr(reply, field)
+
+    async def GetTable(  # noqa: N802 - the generated stub's name, so either can be used
+        self, request: table_pb2.GetTableRequest, metadata: Metadata = ()
+    ) -> table_pb2.GetTableResponse:
+        reply: table_pb2.GetTableResponse = await self._ask("get_table", request, metadata)
+        return reply
+
+    async def MakeMove(  # noqa: N802 - the generated stub's name, so either can be used
+        self, request: table_pb2.MakeMoveRequest, metadata: Metadata = ()
+    ) -> table_pb2.MakeMoveResponse:
+        reply: table_pb2.MakeMoveResponse = await self._ask("make_move", request, metadata)
+        return reply
+
+    async def close(self) -> None:
+        """End the stream and its tasks (before the channel closes)."""
+        if self._stream is not None:
+            await self._stream.close()
+            self._stream = None
