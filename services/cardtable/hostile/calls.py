@@ -1,7 +1,8 @@
 """A hostile request as it goes on the wire, and what generators build requests from.
 
 Requests are kept as bytes and sent through a generic channel call, so garbage that no
-message could hold travels exactly like a well-formed message would.
+message could hold travels exactly like a well-formed message would, inside a ``Pipeline``
+message too.
 """
 
 from __future__ import annotations
@@ -35,13 +36,19 @@ class HostileRequest:
     #: Megabyte payloads go on a channel of their own, so a connection the server
     #: closes over one cannot fail the calls that follow.
     own_channel: bool = False
-    #: A ``RulesService.Pipeline`` message: sent on a stream of its own, and answered by the
-    #: status of its one call (or of the stream, when the message itself is refused).
+    #: A ``Pipeline`` message (of either service): sent on a stream of its own, and answered
+    #: by the status of its one call (or of the stream, when the message itself is refused).
     pipelined: bool = False
 
     @property
     def path(self) -> str:
         return f"/{self.service}/{self.method}"
+
+    @property
+    def label(self) -> str:
+        """``TableService.MakeMove``: the method as a report counts it (both services have a
+        ``Pipeline``, and a run must show that each was reached)."""
+        return f"{self.service.rpartition('.')[2]}.{self.method}"
 
 
 @dataclass
@@ -62,7 +69,8 @@ def table_call(
     *,
     own_channel: bool = False,
 ) -> HostileRequest:
-    """A call to the table service (``WatchTable`` and ``WatchTurns`` answer with streams)."""
+    """A call to the table service (``WatchTable`` and ``WatchTurns`` answer with streams,
+    ``Pipeline`` is a stream both ways)."""
     payload = message if isinstance(message, bytes) else message.SerializeToString()
     return HostileRequest(
         kind,
@@ -72,6 +80,7 @@ def table_call(
         metadata,
         streaming=method in ("WatchTable", "WatchTurns"),
         own_channel=own_channel,
+        pipelined=method == "Pipeline",
     )
 
 
@@ -90,23 +99,83 @@ def rules_call(
     )
 
 
-#: The rules methods a pipeline carries, by their field in ``PipelinedCall``.
-PIPELINED_FIELDS = {
-    "Deal": "deal",
-    "ApplyAction": "apply_action",
-    "LegalActions": "legal_actions",
-    "GetView": "get_view",
+#: The methods each service's ``Pipeline`` carries, by their field in its ``PipelinedCall``.
+PIPELINED_FIELDS: dict[str, dict[str, str]] = {
+    RULES_SERVICE: {
+        "Deal": "deal",
+        "ApplyAction": "apply_action",
+        "LegalActions": "legal_actions",
+        "GetView": "get_view",
+    },
+    TABLE_SERVICE: {"GetTable": "get_table", "MakeMove": "make_move"},
 }
+#: Of the pipelined table calls whose caller has a token, the share that leaves it in the
+#: stream's ``authorization`` metadata with an empty call token: the fallback is tried too.
+STREAM_TOKEN_SHARE = 0.25
+#: ``PipelineRequest.calls``, the same field number in both services' pipelines.
+PIPELINE_CALLS_FIELD = 1
 
 
 def sometimes_pipelined(request: HostileRequest, rng: random.Random) -> HostileRequest:
-    """Half of the rules calls a pipeline can carry go through ``Pipeline`` instead, as the
-    table service sends them: the same request inside a ``PipelinedCall``."""
-    field = PIPELINED_FIELDS.get(request.method)
-    if field is None or request.service != RULES_SERVICE or rng.random() < 0.5:
+    """Half of the calls a pipeline can carry go through their service's ``Pipeline`` instead,
+    as a backend serving many players sends them: the same request inside one
+    ``PipelinedCall``, so the answers its kind allows are the same."""
+    field = PIPELINED_FIELDS.get(request.service, {}).get(request.method)
+    if field is None or rng.random() < 0.5:
         return request
-    call = rules_pb2.PipelinedCall(id=rng.randrange(1, 2**64))
-    # The request's bytes are kept as they are, whatever they hold: merged into the field.
-    getattr(call, field).MergeFromString(request.payload)
-    pipelined = rules_pb2.PipelineRequest(calls=[call])
-    return rules_call(request.kind, "Pipeline", pipelined, own_channel=request.own_channel)
+    call_id = rng.randrange(1, 2**64)
+    if request.service == RULES_SERVICE:
+        message = _pipeline_message(rules_pb2.PipelinedCall(id=call_id), field, request.payload)
+        return rules_call(request.kind, "Pipeline", message, own_channel=request.own_channel)
+    token, metadata = _call_token(request.metadata, rng)
+    call = table_pb2.PipelinedCall(id=call_id, token=token)
+    message = _pipeline_message(call, field, request.payload)
+    return table_call(request.kind, "Pipeline", message, metadata, own_channel=request.own_channel)
+
+
+def _call_token(metadata: Metadata, rng: random.Random) -> tuple[str, Metadata]:
+    """The call's token and the stream's metadata for a table call sent with ``metadata``.
+
+    A well-formed bearer token moves into the call (but now and then stays on the stream,
+    for the call to fall back to). Anything else has no call-token equivalent, since the
+    service puts ``Bearer`` before a call's token itself, so it stays on the stream.
+    """
+    token = _bearer_token(metadata)
+    if token is None or rng.random() < STREAM_TOKEN_SHARE:
+        return "", metadata
+    return token, ()
+
+
+def _bearer_token(metadata: Metadata) -> str | None:
+    """The token when ``metadata`` is exactly ``authorization: Bearer <token>``, else None."""
+    if len(metadata) != 1 or metadata[0][0] != "authorization":
+        return None
+    scheme, _, token = metadata[0][1].partition(" ")
+    # one word (not empty, no space): then the service's "Bearer " + token is this header
+    return token if scheme == "Bearer" and token.split() == [token] else None
+
+
+def _pipeline_message(call: Message, field: str, payload: bytes) -> bytes:
+    """A ``PipelineRequest`` holding ``call`` with ``payload`` as its ``field``, byte for byte.
+
+    The payload is not decoded, so undecodable bytes stay undecodable inside the message;
+    a well-formed one reads back exactly as if it had been set on the field.
+    """
+    number = call.DESCRIPTOR.fields_by_name[field].number
+    call_bytes = call.SerializeToString() + _length_delimited(number, payload)
+    return _length_delimited(PIPELINE_CALLS_FIELD, call_bytes)
+
+
+def _length_delimited(number: int, value: bytes) -> bytes:
+    """Field ``number`` holding ``value``, in protobuf's wire format (wire type 2)."""
+    return _varint(number << 3 | 2) + _varint(len(value)) + value
+
+
+def _varint(value: int) -> bytes:
+    """``value`` as a protobuf base-128 varint: seven bits a byte, low bits first."""
+    encoded = bytearray()
+    while value > 0x7F:
+        encoded.append(value & 0x7F | 0x80)
+        value >>= 7
+    encoded.append(value)
+    return bytes(encoded)

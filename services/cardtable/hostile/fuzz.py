@@ -17,7 +17,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.js import JetStreamContext
 
-from cardtable.hostile.calls import RULES_SERVICE, HostileRequest, Material
+from cardtable.hostile.calls import RULES_SERVICE, TABLE_SERVICE, HostileRequest, Material
 from cardtable.hostile.kinds import KINDS
 from cardtable.hostile.report import FuzzReport
 from cardtable.hostile.requests import generators
@@ -27,7 +27,7 @@ from cardtable.platform.nats import connect_nats
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.main import EventNames
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
-from cardtable_api.table.v1 import table_pb2_grpc
+from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 CALL_TIMEOUT_SECONDS = 20.0
 _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
@@ -35,6 +35,13 @@ _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 HOSTILE_PER_LEGAL_MOVE = 3
 #: Health is checked after each batch of this many requests.
 BATCH = 50
+#: What each service's ``Pipeline`` answers with.
+PIPELINE_RESPONSES: dict[
+    str, type[rules_pb2.PipelineResponse] | type[table_pb2.PipelineResponse]
+] = {
+    RULES_SERVICE: rules_pb2.PipelineResponse,
+    TABLE_SERVICE: table_pb2.PipelineResponse,
+}
 
 Progress = Callable[[int, int], None]
 Liveness = Callable[[], list[str]]
@@ -78,7 +85,7 @@ async def _send_pipelined(
             return await call.code(), await call.details()
     finally:
         call.cancel()
-    replies = rules_pb2.PipelineResponse.FromString(answer).replies
+    replies = PIPELINE_RESPONSES[request.service].FromString(answer).replies
     if len(replies) != 1:
         return grpc.StatusCode.INTERNAL, f"{len(replies)} replies to one call"
     if replies[0].HasField("failed"):
@@ -146,7 +153,7 @@ class _Fuzzer:
             channel = self.rules if request.service == RULES_SERVICE else self.table
             code, details = await send(channel, request)
         appended = await self.last_sequence() - before
-        self.report.record(request.kind, request.method, code, details, appended)
+        self.report.record(request.kind, request.label, code, details, appended)
 
     async def legal_move(self, scene: Scene) -> None:
         before = await self.last_sequence()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 
-from cardtable.hostile.calls import HostileRequest, Material, rules_call, sometimes_pipelined
+from cardtable.hostile.calls import HostileRequest, Material, rules_call
 from cardtable.hostile.garbage import broken_snapshot, tampered_snapshot
 from cardtable.hostile.rules_states import RealState
 from cardtable.rules_service.codec import MAX_REBUILD_INPUTS, MAX_SNAPSHOT_BYTES
@@ -46,8 +46,7 @@ async def garbage_snapshot(material: Material) -> HostileRequest:
     else:
         state.snapshot = broken_snapshot(real.state.snapshot, rng)
     method = rng.choice(STATE_METHODS)
-    request = rules_call("garbage_snapshot", method, _with_state(method, state, real))  # type: ignore[arg-type]
-    return sometimes_pipelined(request, rng)
+    return rules_call("garbage_snapshot", method, _with_state(method, state, real))  # type: ignore[arg-type]
 
 
 async def tampered(material: Material) -> HostileRequest:
@@ -58,7 +57,7 @@ async def tampered(material: Material) -> HostileRequest:
     state.snapshot = tampered_snapshot(real.state.snapshot, rng)
     method = rng.choice(STATE_METHODS)
     request = _with_state(method, state, real)
-    return sometimes_pipelined(rules_call("tampered_snapshot", method, request), rng)  # type: ignore[arg-type]
+    return rules_call("tampered_snapshot", method, request)  # type: ignore[arg-type]
 
 
 def _bad_new_game(rng: random.Random) -> rules_pb2.NewGameRequest:
@@ -139,7 +138,7 @@ async def rules_malformed(material: Material) -> HostileRequest:
             kind, "NewGame", rules_pb2.NewGameRequest(game="\u2603" * rng.randrange(1, 300_000))
         ),
     ]
-    return sometimes_pipelined(rng.choice(choices)(), rng)
+    return rng.choice(choices)()
 
 
 def _bad_rebuild(real: RealState, rng: random.Random) -> rules_pb2.RebuildRequest:

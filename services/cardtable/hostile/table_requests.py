@@ -23,7 +23,7 @@ from cardtable_api.common.v1 import common_pb2
 from cardtable_api.table.v1 import table_pb2
 
 TRANSPORT_LIMIT_BYTES = 4 * 1024 * 1024
-#: Table-service methods (all take a unary request whose field 1 is a string).
+#: Table-service methods (all but Pipeline take a unary request whose field 1 is a string).
 TABLE_METHODS = (
     "CreateTable",
     "ListTables",
@@ -37,6 +37,7 @@ TABLE_METHODS = (
     "WatchTable",
     "WatchTurns",
     "GetGameRecord",
+    "Pipeline",
 )
 RULES_METHODS = ("NewGame", "Deal", "ApplyAction", "LegalActions", "GetView", "Rebuild", "Pipeline")
 MALFORMED_TABLE_IDS = (
@@ -128,9 +129,9 @@ TABLE_ID_METHODS = (
 
 # -- kinds ------------------------------------------------------------------------------------
 async def garbage_bytes(material: Material) -> HostileRequest:
-    """Undecodable bytes to any unary method of either service, or as a message of the rules
-    service's Pipeline (every table request and the rules' NewGame and Rebuild have a string
-    as field 1)."""
+    """Undecodable bytes to any unary method of either service, or as a message of either
+    service's Pipeline (every unary table request and the rules' NewGame and Rebuild have a
+    string as field 1)."""
     rng = material.rng
     if rng.random() < 0.3:
         method = rng.choice(RULES_METHODS)
@@ -139,7 +140,7 @@ async def garbage_bytes(material: Material) -> HostileRequest:
     method = rng.choice(TABLE_METHODS)
     client = rng.choice(material.scene.outsiders)
     metadata = client.metadata if rng.random() < 0.5 else ()
-    payload = undecodable_bytes(rng, string_field_first=True)
+    payload = undecodable_bytes(rng, string_field_first=method != "Pipeline")
     return table_call("garbage_bytes", method, payload, metadata)
 
 
