@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 import pytest
+from nats.js import api
 from prometheus_client import CollectorRegistry
 
 from cardtable.platform.nats import NatsConnection
@@ -271,6 +272,34 @@ async def test_a_durable_consumer_deleted_under_the_service_is_made_again(
         await js.delete_consumer(names.stream, consumer_settings.consumer_name)
         done = await publish(js, names, second.batches)
         await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
+
+
+async def test_a_consumer_left_with_the_old_explicit_ack_policy_is_replaced(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    """Before one ack per batch, the consumer acked each message: an upgrade finds that one."""
+    js, names = nats_connection.jetstream, consumer_settings.log
+    first, second = two_tables()
+    done = await publish(js, names, first.batches)
+    await js.add_consumer(
+        names.stream,
+        api.ConsumerConfig(
+            durable_name=consumer_settings.consumer_name,
+            ack_policy=api.AckPolicy.EXPLICIT,
+            filter_subject=names.tables_subject,
+        ),
+    )
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        await wait_for_position(projection_pool, names.stream, done[-1])
+        done = await publish(js, names, second.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1])
+        info = await js.consumer_info(names.stream, consumer_settings.consumer_name)
+    assert info.config.ack_policy == api.AckPolicy.ALL
+    # Every message is acknowledged, though only each batch's last one was acked.
+    assert info.num_ack_pending == 0 and info.ack_floor.stream_seq == done[-1]
     assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
 
 
