@@ -142,9 +142,12 @@ class _Table:
         self.result.moves += 1
         return reply
 
-    async def view(self, table_id: str, seat: int) -> table_pb2.GetTableResponse:
+    async def view(
+        self, table_id: str, seat: int, min_version: int = 0
+    ) -> table_pb2.GetTableResponse:
         return await self.moves.GetTable(
-            table_pb2.GetTableRequest(table_id=table_id, seat=seat), metadata=self.metadata[seat]
+            table_pb2.GetTableRequest(table_id=table_id, seat=seat, min_version=min_version),
+            metadata=self.metadata[seat],
         )
 
 
@@ -207,21 +210,28 @@ async def _play_seat(table: _Table, table_id: str, seat: int, rng: random.Random
 
 
 async def _poll_and_play(table: _Table, table_id: str, rng: random.Random) -> None:
-    """The ``poll`` model: a seat to act reads its view with GetTable, then moves."""
+    """The ``poll`` model: a seat to act reads its view with GetTable, then moves.
+
+    The table's clients know the version the last move made, so they ask for a view at least
+    that new (``min_version``) rather than making the service read the log first.
+    """
     to_act = [0, 1, 2, 3]
+    version = 0
     while time.perf_counter() < table.deadline:
         seat = rng.choice(to_act)
-        view = await table.view(table_id, seat)
+        view = await table.view(table_id, seat, min_version=version)
         action = random_legal_action(view.view, rng)
         if action is None:  # not this seat's turn after all (another seat moved first)
             continue
         reply = await table.move(table_id, seat, action)
         if reply is None:
+            version = 0  # refused: read the log before the next view
             continue
         if reply.status.over:
             table.result.games += 1
             return
         to_act = list(reply.status.to_act)
+        version = reply.version
 
 
 async def run_load(

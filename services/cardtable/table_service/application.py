@@ -127,10 +127,18 @@ class TableApplication:
         self._remember(table)
         return table
 
-    async def read(self, table_id: str) -> Table:
+    async def read(self, table_id: str, min_version: int = 0) -> Table:
         """The table brought up to date, for a view: under the table's lock, so a view never
-        folds a batch while a command of this replica is appending the same one."""
+        folds a batch while a command of this replica is appending the same one.
+
+        With ``min_version``, a cached table at that version or later is answered as it is:
+        the caller knows of no later change, and reading the log would cost a round trip.
+        """
         async with self._lock(table_id):
+            cached = self._cache.get(table_id) if min_version else None
+            if cached is not None and cached.state.version >= min_version:
+                self._cache.move_to_end(table_id)
+                return cached
             return await self.load(table_id, refresh=True)
 
     def _remember(self, table: Table) -> None:

@@ -348,7 +348,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.GetTableRequest, context: Context
     ) -> table_pb2.GetTableResponse:
         async def work() -> table_pb2.GetTableResponse:
-            table = await self._app.read(check_table_id(request.table_id))
+            table = await self._app.read(check_table_id(request.table_id), request.min_version)
             seat = await self._viewer_seat(
                 table, request.seat if request.HasField("seat") else None, context
             )

@@ -453,18 +453,27 @@ class GetTableRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    MIN_VERSION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     """The seat to view as (must be the caller's own); unset for a spectator."""
+    min_version: _builtins.int
+    """0 (the default): the service reads the table's log first, so the answer includes every
+    change acknowledged before this call, whichever replica made it. Otherwise a replica
+    that already holds at least this version answers at once, without that read: a client
+    that knows the latest version (from its own MakeMove, or from WatchTable) still sees it
+    or a later one, for one message less per view.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
+        min_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "min_version", b"min_version", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
