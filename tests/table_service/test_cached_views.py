@@ -15,6 +15,7 @@ import pytest
 
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable_api.rules.v1 import rules_pb2
+from cardtable_api.table.v1 import table_pb2
 from tests.table_service.harness import pick_action, running_table_service, view_dict
 
 
@@ -68,3 +69,38 @@ async def test_views_from_the_move_equal_the_views_a_second_replica_computes(
         assert compared > 50
         # the mover asked the rules service only after deals (and the first view of a seat)
         assert len(asked_for_seats) < compared / 3
+
+
+async def test_min_version_answers_from_the_cache_and_zero_reads_the_log(
+    nats_url: str, nats_namespace: NatsNamespace, rules_address: str
+) -> None:
+    """Replica B has seen version v; A then moves. B answers a view at least v from its cache
+    (so without the log it cannot know of A's move), one at least v+1 or with no minimum from
+    the log."""
+    async with (
+        running_table_service(nats_url, nats_namespace.prefix, rules_address) as a,
+        running_table_service(nats_url, nats_namespace.prefix, rules_address) as b,
+    ):
+        table_id = await a.player("host").create("hearts", 4, {"quick": "true"})
+        players_on_a = {seat: a.player(f"min{seat}") for seat in range(4)}
+        for seat, player in players_on_a.items():
+            await player.join(table_id, seat)
+        on_b = b.player("min0")
+        seen = await on_b.view(table_id, 0)
+        action = pick_action(view_dict(await players_on_a[0].view(table_id, 0)), random.Random(3))
+        moved = await players_on_a[0].move(table_id, 0, action)
+        assert moved.version == seen.version + 1
+
+        def request(min_version: int) -> table_pb2.GetTableRequest:
+            return table_pb2.GetTableRequest(table_id=table_id, seat=0, min_version=min_version)
+
+        cached = await on_b.stub.GetTable(request(seen.version), metadata=on_b.metadata)
+        assert cached.version == seen.version and cached.view == seen.view
+        newer = await on_b.stub.GetTable(request(moved.version), metadata=on_b.metadata)
+        assert newer.version == moved.version
+        assert view_dict(newer)["passes_chosen"][0] is True
+        # Back on B's cache, now current; a fresh read of a table nobody changed agrees.
+        assert (await on_b.stub.GetTable(request(0), metadata=on_b.metadata)) == newer
+        # A version beyond the log's last is answered with the log's last.
+        beyond = await on_b.stub.GetTable(request(moved.version + 5), metadata=on_b.metadata)
+        assert beyond.version == moved.version
