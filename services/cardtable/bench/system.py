@@ -2,8 +2,9 @@
 
 One run starts NATS, PostgreSQL and the four services, measures the raw limits (JetStream
 appends, batched inserts, unary gRPC calls from one Python process), then plays ``N`` tables of
-computer players through the table service for ``T`` seconds for each ``N`` asked for, and once
-more at half the best rate to see latency below saturation. For each load it reports moves per
+computer players through the table service for ``T`` seconds for each ``N`` asked for, as fast
+as the system answers (throughput). Then it offers the target rate, and half of it, paced (the
+issues' latency targets hold at those rates, not at saturation). For each load it reports moves per
 second, move latency (client side), projection lag (the scoring service's histogram, append to
 commit), CPU seconds per process and errors; every rate is also given as a ratio to the raw
 limits measured in the same run, because absolute figures move with the machine's load.
@@ -43,8 +44,16 @@ CLIENT_DESCRIPTIONS = {
         "TableService.Pipeline stream (one backend serving all players)"
     ),
 }
-#: The issue's targets for sustained load on this machine.
-TARGETS = {"moves_per_s": 1000.0, "move_latency_p99_ms": 50.0, "projection_lag_p99_ms": 500.0}
+#: The issues' targets for sustained load on this machine: #9's at the target rate, and #4's
+#: latency at half of it.
+TARGETS = {
+    "moves_per_s": 1000.0,
+    "move_latency_p99_ms": 50.0,
+    "projection_lag_p99_ms": 500.0,
+    "move_latency_p99_ms_at_half_rate": 20.0,
+}
+#: A paced run sustained its offered rate if it made at least this share of it.
+SUSTAINED_SHARE = 0.95
 #: How long the projection may take to catch up after a run before the bench gives up on it.
 CATCH_UP_LIMIT_SECONDS = 120.0
 
@@ -124,7 +133,7 @@ async def measure_load(
     tables: int,
     seconds: float,
     target_moves_per_s: float | None = None,
-    clients: str = "poll",
+    clients: str = "pipeline",
 ) -> dict[str, Any]:
     """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
     scoring_metrics = stack.services["scoring"].metrics_port
@@ -182,9 +191,9 @@ async def system_bench(
     say: Progress = lambda _: None,
     *,
     raw_seconds: float = 3.0,
-    half_load: bool = True,
+    paced: bool = True,
     log_dir: Path | None = None,
-    clients: str = "poll",
+    clients: str = "pipeline",
 ) -> dict[str, Any]:
     """The whole benchmark; a JSON-able report (see the module docstring).
 
@@ -199,11 +208,11 @@ async def system_bench(
             run["ratios"] = _ratios(run["moves_per_s"], raw)
             runs.append(run)
         best = max(runs, key=lambda run: run["moves_per_s"])
-        half = None
-        if half_load and best["moves_per_s"] > 0:
-            rate = best["moves_per_s"] / 2
-            say(f"half load: {best['tables']} tables paced to {rate:.0f} moves/s ...")
-            half = await measure_load(stack, best["tables"], seconds, rate, clients)
+        paced_runs = []
+        if paced:
+            for rate in (TARGETS["moves_per_s"], TARGETS["moves_per_s"] / 2):
+                say(f"paced: {best['tables']} tables offering {rate:.0f} moves/s ...")
+                paced_runs.append(await measure_load(stack, best["tables"], seconds, rate, clients))
     return {
         "machine": {
             "cpus": os.cpu_count(),
@@ -216,14 +225,11 @@ async def system_bench(
         "seconds_per_run": seconds,
         "raw_limits": raw,
         "runs": runs,
-        "half_load": half,
+        "paced": paced_runs,
         "best": {"tables": best["tables"], "moves_per_s": best["moves_per_s"]},
         "targets": TARGETS,
-        "targets_met": targets_met(best),
-        "under_latency_targets_at_best_load": {
-            key: _under(best[key], TARGETS[key])
-            for key in ("move_latency_p99_ms", "projection_lag_p99_ms")
-        },
+        "sustained_share": SUSTAINED_SHARE,
+        "targets_met": targets_met(best, paced_runs),
     }
 
 
@@ -231,14 +237,30 @@ def _under(value: float | None, limit: float) -> bool:
     return value is not None and value < limit
 
 
-def targets_met(best: dict[str, Any]) -> dict[str, bool]:
-    """The targets, judged at the best load: the latency targets hold *at* the target rate,
-    so below that rate they count as not met, whatever the latencies were."""
-    at_target_rate = best["moves_per_s"] >= TARGETS["moves_per_s"]
+def sustained(run: dict[str, Any]) -> bool:
+    """Whether a paced run made (nearly) the rate it offered."""
+    offered = run.get("target_moves_per_s")
+    return offered is not None and run["moves_per_s"] >= SUSTAINED_SHARE * offered
+
+
+def targets_met(best: dict[str, Any], paced_runs: list[dict[str, Any]]) -> dict[str, bool]:
+    """Throughput is judged at the best load; each latency target at the paced run of its
+    rate, and only if that run sustained the rate (no paced runs: not met)."""
+
+    def at_rate(rate: float) -> dict[str, Any] | None:
+        for run in paced_runs:
+            if run.get("target_moves_per_s") == rate and sustained(run):
+                return run
+        return None
+
+    full = at_rate(TARGETS["moves_per_s"])
+    half = at_rate(TARGETS["moves_per_s"] / 2)
     return {
-        "moves_per_s": at_target_rate,
-        "move_latency_p99_ms": at_target_rate
-        and _under(best["move_latency_p99_ms"], TARGETS["move_latency_p99_ms"]),
-        "projection_lag_p99_ms": at_target_rate
-        and _under(best["projection_lag_p99_ms"], TARGETS["projection_lag_p99_ms"]),
+        "moves_per_s": best["moves_per_s"] >= TARGETS["moves_per_s"],
+        "move_latency_p99_ms": full is not None
+        and _under(full["move_latency_p99_ms"], TARGETS["move_latency_p99_ms"]),
+        "projection_lag_p99_ms": full is not None
+        and _under(full["projection_lag_p99_ms"], TARGETS["projection_lag_p99_ms"]),
+        "move_latency_p99_ms_at_half_rate": half is not None
+        and _under(half["move_latency_p99_ms"], TARGETS["move_latency_p99_ms_at_half_rate"]),
     }

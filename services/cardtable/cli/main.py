@@ -433,7 +433,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             args.seconds,
             console.print,
             raw_seconds=args.raw_seconds,
-            half_load=not args.no_half_load,
+            paced=not args.no_paced,
             clients=args.clients,
         )
     )
@@ -641,11 +641,15 @@ def build_parser() -> argparse.ArgumentParser:
     system_bench_parser.add_argument(
         "--raw-seconds", type=float, default=3.0, help="per raw-limit measurement"
     )
-    system_bench_parser.add_argument("--no-half-load", action="store_true")
+    system_bench_parser.add_argument(
+        "--no-paced",
+        action="store_true",
+        help="skip the runs paced to the target rate and half of it (latency targets)",
+    )
     system_bench_parser.add_argument(
         "--clients",
         choices=CLIENT_MODELS,
-        default="poll",
+        default="pipeline",
         help=(
             "how clients play: GetTable before each move (poll), the same over one "
             "Pipeline stream for all players (pipeline), or told by WatchTurns (turns)"
