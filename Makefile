@@ -49,7 +49,7 @@ format: install
 bench: bench-engine bench-system bench-scoring
 
 bench-system: install
-	$(BIN)/cardtable bench --tables 10,20,40,80 --seconds 20 --out bench-results
+	$(BIN)/cardtable bench --tables 40,80,160 --seconds 20 --out bench-results
 
 bench-scoring: install
 	$(BIN)/cardtable bench-scoring --games 10000 --json-out bench-results/scoring.json
