@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from typing import Any
 
 import grpc
 import pytest
@@ -295,3 +296,32 @@ def test_replies_are_split_into_messages_under_the_size_limit(
     messages = pipeline._messages([reply] * 10)
     assert [len(message.replies) for message in messages] == [3, 3, 3, 1]
     assert all(message.ByteSize() <= 4 * reply.ByteSize() for message in messages)
+
+
+async def test_ending_the_stream_cancels_a_running_call_and_nothing_is_appended(
+    cluster: Cluster,
+) -> None:
+    table_id, players = await seated(cluster, "hearts", 4, {"quick": "true"})
+    view = view_dict(await players[0].view(table_id, 0))
+    pass_cards = "pass " + " ".join(view["choose_cards"]["cards"][:3])
+    before = await cluster.subject_sequence(table_id)
+    rules = cluster.parts.app.rules
+    entered, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def stuck_apply_action(request: Any) -> Any:
+        entered.set()
+        try:
+            await asyncio.Event().wait()  # a rules service that never answers
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    rules.apply_action = stuck_apply_action  # type: ignore[method-assign]
+    stream = RawStream(cluster)
+    await stream.call.write(
+        table_pb2.PipelineRequest(calls=[make_move(1, players[0], table_id, 0, pass_cards)])
+    )
+    await asyncio.wait_for(entered.wait(), 10)
+    stream.call.cancel()
+    await asyncio.wait_for(cancelled.wait(), 10)
+    assert await cluster.subject_sequence(table_id) == before
