@@ -185,6 +185,14 @@ async def test_refused_calls_have_their_unary_codes_append_nothing_and_the_strea
             table_pb2.PipelinedCall(id=9, token=players[0].token),
             grpc.StatusCode.INVALID_ARGUMENT,
         ),
+        11: (
+            table_pb2.PipelinedCall(
+                id=11,
+                token="x" * 1_000_000,  # no header could carry it; a call can
+                get_table=table_pb2.GetTableRequest(table_id=table_id, seat=0),
+            ),
+            grpc.StatusCode.UNAUTHENTICATED,
+        ),
     }
     replies = await stream.ask(*(call for call, _ in refusals.values()))
     for call_id, (_, code) in refusals.items():

@@ -22,6 +22,9 @@ ISSUER = "cardtable"
 PERSON = "person"
 BOT = "bot"
 MAX_PLAYER_ID_CHARS = 128
+#: Far above any token this service issues (~300 characters). A header cannot carry much more,
+#: but a token inside a Pipeline call could be megabytes: refused before it is decoded.
+MAX_TOKEN_CHARS = 4096
 VERIFIED_CACHE_SIZE = 100_000
 
 
@@ -65,6 +68,8 @@ class TokenCodec:
 
     def verify(self, token: str) -> Principal:
         """The principal a valid token names; raises :class:`NotAuthenticatedError` otherwise."""
+        if len(token) > MAX_TOKEN_CHARS:
+            raise NotAuthenticatedError(f"invalid token: longer than {MAX_TOKEN_CHARS} characters")
         remembered = self._verified.get(token)
         if remembered is not None:
             principal, expires_at = remembered
