@@ -297,13 +297,14 @@ async def test_more_calls_than_may_run_at_once_are_all_answered(
 def test_replies_are_split_into_messages_under_the_size_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    reply = table_pb2.PipelinedReply(
-        id=1, get_table=table_pb2.GetTableResponse(table_id="t" * 100, game="hearts")
-    )
+    reply = table_pb2.GetTableResponse(table_id="t" * 100, game="hearts")
     monkeypatch.setattr(pipeline, "MESSAGE_BYTES", 3 * reply.ByteSize())
-    messages = pipeline._messages([reply] * 10)
+    messages = pipeline._messages([(index, "get_table", reply) for index in range(10)])
     assert [len(message.replies) for message in messages] == [3, 3, 3, 1]
     assert all(message.ByteSize() <= 4 * reply.ByteSize() for message in messages)
+    replies = [answered for message in messages for answered in message.replies]
+    assert [answered.id for answered in replies] == list(range(10))
+    assert all(answered.get_table == reply for answered in replies)
 
 
 async def test_ending_the_stream_cancels_a_running_call_and_nothing_is_appended(

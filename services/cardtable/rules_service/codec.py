@@ -21,6 +21,7 @@ from cardtable.engine.errors import InvalidInput
 from cardtable.engine.facts import Audience, Fact, fact_to_dict
 from cardtable.engine.game import SNAPSHOT_VERSION, GameState
 from cardtable.engine.registry import game_spec
+from cardtable.platform.protobuf_wire import struct_bytes
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2
 
@@ -124,22 +125,38 @@ def encode_facts(facts: Sequence[Fact]) -> list[rules_pb2.Fact]:
     """Facts as messages, each with its audience and its fields as a Struct."""
     encoded = []
     for fact in facts:
-        fields = fact_to_dict(fact)
-        kind = fields.pop("kind")
-        fields.pop("audience")
-        encoded.append(
-            rules_pb2.Fact(
-                kind=kind, audience=encode_audience(fact.audience), fields=to_struct(fields)
-            )
-        )
+        message = rules_pb2.Fact()
+        _fill_fact(message, fact)
+        encoded.append(message)
     return encoded
+
+
+def add_facts(target: Any, facts: Sequence[Fact]) -> None:
+    """Facts added to a reply's repeated ``facts`` field, each built where it stays."""
+    for fact in facts:
+        _fill_fact(target.add(), fact)
+
+
+def _fill_fact(message: rules_pb2.Fact, fact: Fact) -> None:
+    fields = fact_to_dict(fact)
+    message.kind = fields.pop("kind")
+    fields.pop("audience")
+    message.audience.CopyFrom(encode_audience(fact.audience))
+    fill_struct(message.fields, fields)
 
 
 def to_struct(data: dict[str, Any]) -> struct_pb2.Struct:
     """A JSON-ready dict as a Struct (numbers become doubles, as Struct defines them)."""
     struct = struct_pb2.Struct()
-    struct.update(data)
+    fill_struct(struct, data)
     return struct
+
+
+def fill_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
+    """``data`` written into an empty Struct, usually a field of a reply: encoded by hand and
+    parsed in place, about twice as fast as ``Struct.update`` and with no copy afterwards
+    (``cardtable.platform.protobuf_wire``)."""
+    target.MergeFromString(struct_bytes(data))
 
 
 def decode_action_text(text: str) -> str:

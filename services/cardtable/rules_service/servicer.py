@@ -12,11 +12,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
-from google.protobuf import struct_pb2
 
 from cardtable.engine.actions import action_audience, format_action, parse_action
 from cardtable.engine.errors import IllegalAction, InvalidInput
-from cardtable.engine.game import GameState
 from cardtable.engine.options import describe_options
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.engine.replay import ActionInput, DealInput, GameInput, rebuild
@@ -81,38 +79,37 @@ def new_game(request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
     )
 
 
-def deal(request: rules_pb2.DealRequest) -> rules_pb2.DealResponse:
+def deal(
+    request: rules_pb2.DealRequest, into: rules_pb2.DealResponse | None = None
+) -> rules_pb2.DealResponse:
+    """The deal applied; written into ``into`` when given (a pipelined reply's field)."""
     state = codec.decode_state(request.state)
     facts = state.deal(codec.decode_deck_order(request.deck_order))
-    return rules_pb2.DealResponse(
-        state=codec.encode_state(state),
-        status=codec.encode_status(state),
-        facts=codec.encode_facts(facts),
-    )
+    response = rules_pb2.DealResponse() if into is None else into
+    response.state.CopyFrom(codec.encode_state(state))
+    response.status.CopyFrom(codec.encode_status(state))
+    codec.add_facts(response.facts, facts)
+    return response
 
 
-def apply_action(request: rules_pb2.ApplyActionRequest) -> rules_pb2.ApplyActionResponse:
+def apply_action(
+    request: rules_pb2.ApplyActionRequest, into: rules_pb2.ApplyActionResponse | None = None
+) -> rules_pb2.ApplyActionResponse:
+    """The action applied; written into ``into`` when given (a pipelined reply's field), so
+    that the views, the largest part, are built where they stay instead of being copied."""
     state = codec.decode_state(request.state)
     action = parse_action(codec.decode_action_text(request.action))
     facts = state.apply(request.seat, action)
-    status = codec.encode_status(state)
-    views = (
-        [rules_pb2.SeatView(seat=seat, view=_view(state, seat)) for seat in status.to_act]
-        if request.include_views_of_seats_to_act
-        else []
-    )
-    return rules_pb2.ApplyActionResponse(
-        state=codec.encode_state(state),
-        status=status,
-        facts=codec.encode_facts(facts),
-        action_audience=codec.encode_audience(action_audience(action, request.seat)),
-        views_of_seats_to_act=views,
-    )
-
-
-def _view(state: GameState, seat: int | None) -> struct_pb2.Struct:
-    """What ``seat`` may know of ``state`` (everything public for a spectator, ``None``)."""
-    return codec.to_struct(state.observation(seat))
+    response = rules_pb2.ApplyActionResponse() if into is None else into
+    response.status.CopyFrom(codec.encode_status(state))
+    if request.include_views_of_seats_to_act:
+        for seat in response.status.to_act:
+            seat_view = response.views_of_seats_to_act.add(seat=seat)
+            codec.fill_struct(seat_view.view, state.observation(seat))
+    response.state.CopyFrom(codec.encode_state(state))
+    codec.add_facts(response.facts, facts)
+    response.action_audience.CopyFrom(codec.encode_audience(action_audience(action, request.seat)))
+    return response
 
 
 def legal_actions(request: rules_pb2.LegalActionsRequest) -> rules_pb2.LegalActionsResponse:
@@ -131,12 +128,18 @@ def legal_actions(request: rules_pb2.LegalActionsRequest) -> rules_pb2.LegalActi
     return rules_pb2.LegalActionsResponse(actions=actions)
 
 
-def get_view(request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
+def get_view(
+    request: rules_pb2.GetViewRequest, into: rules_pb2.GetViewResponse | None = None
+) -> rules_pb2.GetViewResponse:
+    """What a seat (or a spectator) may see; written into ``into`` when given."""
     state = codec.decode_state(request.state)
     seat = request.seat if request.HasField("seat") else None
     if seat is not None and not 0 <= seat < state.num_players:
         raise InvalidInput(f"there is no seat {seat} at this table")
-    return rules_pb2.GetViewResponse(view=_view(state, seat), status=codec.encode_status(state))
+    response = rules_pb2.GetViewResponse() if into is None else into
+    codec.fill_struct(response.view, state.observation(seat))
+    response.status.CopyFrom(codec.encode_status(state))
+    return response
 
 
 def rebuild_state(
@@ -169,11 +172,19 @@ def decode_input(step: rules_pb2.GameInput) -> GameInput:
     raise InvalidInput("each rebuild input is a deal or an action")
 
 
-#: The calls a pipeline carries, by the name of their field in ``PipelinedCall``.
-PIPELINED: dict[str, Callable[[Any], Any]] = {
+def _legal_actions_into(
+    request: rules_pb2.LegalActionsRequest, into: rules_pb2.LegalActionsResponse
+) -> rules_pb2.LegalActionsResponse:
+    into.CopyFrom(legal_actions(request))
+    return into
+
+
+#: The calls a pipeline carries, by the name of their field in ``PipelinedCall``: each writes
+#: its answer into the reply's field of the same name.
+PIPELINED: dict[str, Callable[[Any, Any], Any]] = {
     "deal": deal,
     "apply_action": apply_action,
-    "legal_actions": legal_actions,
+    "legal_actions": _legal_actions_into,
     "get_view": get_view,
 }
 
@@ -190,8 +201,10 @@ def answer(call: rules_pb2.PipelinedCall, answered: rules_pb2.PipelinedReply) ->
     if which is None:
         _failed(answered, grpc.StatusCode.INVALID_ARGUMENT, "the call holds no request")
         return
+    into = getattr(answered, which)
+    into.SetInParent()  # an answer with every field at its default is still this answer
     try:
-        reply = PIPELINED[which](getattr(call, which))
+        PIPELINED[which](getattr(call, which), into)
     except IllegalAction as error:
         _failed(answered, grpc.StatusCode.FAILED_PRECONDITION, str(error))
     except InvalidInput as error:
@@ -199,8 +212,6 @@ def answer(call: rules_pb2.PipelinedCall, answered: rules_pb2.PipelinedReply) ->
     except Exception as error:
         _log.exception("pipelined call failed", extra={"call": which})
         _failed(answered, grpc.StatusCode.INTERNAL, type(error).__name__)
-    else:
-        getattr(answered, which).CopyFrom(reply)
 
 
 def _failed(answered: rules_pb2.PipelinedReply, code: grpc.StatusCode, message: str) -> None:

@@ -72,10 +72,16 @@ def call_metadata(
     return (*kept, ("authorization", f"Bearer {token}"))
 
 
-def _failed(call_id: int, code: grpc.StatusCode, message: str) -> table_pb2.PipelinedReply:
-    return table_pb2.PipelinedReply(
-        id=call_id,
-        failed=table_pb2.CallFailed(code=code.value[0], message=bounded_details(message)),
+#: A call's answer: its id, the reply's field (``failed`` for a status), and the reply. Copied
+#: into the outgoing message only when it is written, so that a view is copied once.
+Answer = tuple[int, str, Any]
+
+
+def _failed(call_id: int, code: grpc.StatusCode, message: str) -> Answer:
+    return (
+        call_id,
+        "failed",
+        table_pb2.CallFailed(code=code.value[0], message=bounded_details(message)),
     )
 
 
@@ -83,7 +89,7 @@ async def answer(
     call: table_pb2.PipelinedCall,
     methods: dict[str, UnaryMethod],
     stream_metadata: tuple[tuple[str, str], ...],
-) -> table_pb2.PipelinedReply:
+) -> Answer:
     """One call, answered by its unary method; a failure is the status that method gave."""
     field = call.WhichOneof("request")
     if field is None:
@@ -100,21 +106,19 @@ async def answer(
     except Exception:
         _log.exception("pipelined call failed", extra={"method": field})
         return _failed(call.id, grpc.StatusCode.INTERNAL, "internal error")
-    answered = table_pb2.PipelinedReply(id=call.id)
-    getattr(answered, field).CopyFrom(reply)
-    return answered
+    return call.id, field, reply
 
 
-def _messages(replies: Sequence[table_pb2.PipelinedReply]) -> list[table_pb2.PipelineResponse]:
-    """``replies`` in as few messages as fit under :data:`MESSAGE_BYTES` each."""
+def _messages(answers: Sequence[Answer]) -> list[table_pb2.PipelineResponse]:
+    """``answers`` in as few messages as fit under :data:`MESSAGE_BYTES` each."""
     messages = [table_pb2.PipelineResponse()]
     size = 0
-    for reply in replies:
+    for call_id, field, reply in answers:
         reply_size = reply.ByteSize()
         if size and size + reply_size > MESSAGE_BYTES:
             messages.append(table_pb2.PipelineResponse())
             size = 0
-        messages[-1].replies.append(reply)
+        getattr(messages[-1].replies.add(id=call_id), field).CopyFrom(reply)
         size += reply_size
     return messages
 
@@ -129,7 +133,7 @@ async def serve_pipeline(
         (key, value if isinstance(value, str) else value.decode("latin-1"))
         for key, value in context.invocation_metadata() or ()
     )
-    ready: list[table_pb2.PipelinedReply] = []
+    ready: list[Answer] = []
     wakeup = asyncio.Event()
     running: set[asyncio.Task[None]] = set()
     slots = asyncio.Semaphore(MAX_CALLS_IN_FLIGHT)
