@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 
 from cardtable.hostile.rules_states import RealState
 from cardtable.hostile.scene import Scene
+from cardtable.platform.protobuf_wire import length_delimited
 from cardtable_api.rules.v1 import rules_pb2
 from cardtable_api.table.v1 import table_pb2
 
@@ -162,20 +163,5 @@ def _pipeline_message(call: Message, field: str, payload: bytes) -> bytes:
     a well-formed one reads back exactly as if it had been set on the field.
     """
     number = call.DESCRIPTOR.fields_by_name[field].number
-    call_bytes = call.SerializeToString() + _length_delimited(number, payload)
-    return _length_delimited(PIPELINE_CALLS_FIELD, call_bytes)
-
-
-def _length_delimited(number: int, value: bytes) -> bytes:
-    """Field ``number`` holding ``value``, in protobuf's wire format (wire type 2)."""
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
-
-def _varint(value: int) -> bytes:
-    """``value`` as a protobuf base-128 varint: seven bits a byte, low bits first."""
-    encoded = bytearray()
-    while value > 0x7F:
-        encoded.append(value & 0x7F | 0x80)
-        value >>= 7
-    encoded.append(value)
-    return bytes(encoded)
+    call_bytes = call.SerializeToString() + length_delimited(number, payload)
+    return length_delimited(PIPELINE_CALLS_FIELD, call_bytes)
