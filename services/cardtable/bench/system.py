@@ -92,6 +92,10 @@ class CpuMeter:
         self._stack = stack
         self._before = self._read()
 
+    def restart(self) -> None:
+        """Count from now on (the warm-up of a load is over)."""
+        self._before = self._read()
+
     def _read(self) -> dict[str, float]:
         readings = {name: service.cpu_seconds() for name, service in self._stack.services.items()}
         for name, pid in self._stack.server_pids.items():
@@ -141,7 +145,13 @@ async def measure_load(
     sequence_before = await last_sequence(stack)
     cpu = CpuMeter(stack)
     result: LoadResult = await run_load(
-        stack.table_address, stack.tokens, tables, seconds, target_moves_per_s, clients
+        stack.table_address,
+        stack.tokens,
+        tables,
+        seconds,
+        target_moves_per_s,
+        clients,
+        on_warmed_up=cpu.restart,
     )
     cpu_used = cpu.used()
     catch_up = await wait_for_projection(stack, CATCH_UP_LIMIT_SECONDS)

@@ -16,7 +16,9 @@ random legal moves from its own view, the way a person's client would. Three cli
   full load the move latency is higher (docs/proving-it.md).
 
 Only MakeMove calls count as moves; their latency is measured from the client's side. An
-optional target rate paces each table's moves to measure latency below saturation.
+optional target rate paces each table's moves to measure latency below saturation. The first
+tenth of a run is warm-up: every table sits down at once then, which a steady load never sees,
+so moves started before it ends are neither counted nor timed, and the rate is over the rest.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +42,8 @@ from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
 CLIENT_MODELS = ("poll", "pipeline", "turns")
+#: The share of a run at its start whose moves are not counted (see the module doc).
+WARMUP_SHARE = 0.1
 
 
 @dataclass
@@ -51,6 +55,8 @@ class LoadResult:
     errors: int = 0
     errors_by_code: dict[str, int] = field(default_factory=dict)
     latencies_ms: list[float] = field(default_factory=list)
+    #: ``time.perf_counter()`` from which moves count: the end of the warm-up.
+    counting_from: float = 0.0
 
     def percentile(self, share: float) -> float:
         if not self.latencies_ms:
@@ -147,8 +153,9 @@ class _Table:
             code = error.code().name
             self.result.errors_by_code[code] = self.result.errors_by_code.get(code, 0) + 1
             return None
-        self.result.latencies_ms.append((time.perf_counter() - started) * 1000)
-        self.result.moves += 1
+        if started >= self.result.counting_from:
+            self.result.latencies_ms.append((time.perf_counter() - started) * 1000)
+            self.result.moves += 1
         return reply
 
     async def view(
@@ -250,8 +257,13 @@ async def run_load(
     seconds: float,
     target_moves_per_s: float | None = None,
     clients: str = "pipeline",
+    on_warmed_up: Callable[[], None] = lambda: None,
 ) -> LoadResult:
-    """Play ``tables`` tables at once for ``seconds``; pace to a target rate if given."""
+    """Play ``tables`` tables at once for ``seconds``; pace to a target rate if given.
+
+    ``on_warmed_up`` is called when the warm-up ends, so that a caller measuring what the
+    moves cost (CPU) can measure the same stretch of time as the moves counted.
+    """
     if clients not in CLIENT_MODELS:
         raise ValueError(f"clients must be one of {', '.join(CLIENT_MODELS)}, not {clients!r}")
     interval = tables / target_moves_per_s if target_moves_per_s else 0.0
@@ -262,6 +274,10 @@ async def run_load(
         moves = pipelined or stub
         started = time.perf_counter()
         deadline = started + seconds
+        result.counting_from = started + WARMUP_SHARE * seconds
+        warm_up = asyncio.get_running_loop().call_at(
+            asyncio.get_running_loop().time() + WARMUP_SHARE * seconds, on_warmed_up
+        )
         try:
             await asyncio.gather(
                 *(
@@ -279,7 +295,8 @@ async def run_load(
                 )
             )
         finally:
+            warm_up.cancel()
             if pipelined is not None:
                 await pipelined.close()
-        result.seconds = time.perf_counter() - started
+        result.seconds = time.perf_counter() - result.counting_from
     return result
