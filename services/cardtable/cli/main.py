@@ -406,6 +406,7 @@ def _bench_faults(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             pause_seconds=args.pause_seconds,
             progress=console.print,
+            log_dir=Path(args.log_dir) if args.log_dir else None,
         )
     )
     console.print(render_fault_report(report))
@@ -667,6 +668,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     system_bench_parser.add_argument(
         "--pause-seconds", type=float, default=5.0, help="with --faults: play between faults"
+    )
+    system_bench_parser.add_argument(
+        "--log-dir",
+        default="",
+        help="with --faults: keep the services' logs here (default: a temporary directory)",
     )
     system_bench_parser.set_defaults(handler=cmd_bench)
 
