@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
+import asyncpg
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -72,3 +74,63 @@ async def test_the_projection_catches_up_after_postgres_comes_back(
         assert await pool.fetchval("SELECT count(*) FROM rating_changes") == 11
     finally:
         await close_pool(pool)
+
+
+class PoolWithABrokenConnection:
+    """The real pool, except that the next ``acquire`` (once armed) hands out a connection in
+    a state no query can run in, as asyncpg once did after a PostgreSQL restart under load."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self.armed = False
+        self.expired = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+    def acquire(self) -> Any:
+        if self.armed:
+            self.armed = False
+            return BrokenConnection()
+        return self._pool.acquire()
+
+    async def expire_connections(self) -> None:
+        self.expired += 1
+        await self._pool.expire_connections()
+
+
+class BrokenConnection:
+    async def __aenter__(self) -> None:
+        raise asyncpg.InternalClientError(
+            "cannot switch to state 15; another operation (2) is in progress"
+        )
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+async def test_a_connection_in_an_impossible_state_is_replaced_and_the_projection_goes_on(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    batches = interleave(
+        [
+            TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=91).play(),
+            TableLog("whist", people("eve", "fay", "gus"), seed=92).play(),
+        ]
+    )
+    half = len(batches) // 2
+    pool = PoolWithABrokenConnection(projection_pool)
+    registry = CollectorRegistry()
+    async with running_consumer(nats_connection, pool, consumer_settings, registry) as running:  # type: ignore[arg-type]
+        first = await publish(js, names, batches[:half])
+        await wait_for_position(projection_pool, names.stream, first[-1])
+        pool.armed = True
+        rest = await publish(js, names, batches[half:])
+        await wait_for_position(projection_pool, names.stream, rest[-1])
+        assert not running.task.done()  # the consumer lived through it
+    assert not pool.armed and pool.expired == 1
+    assert (registry.get_sample_value("scoring_projection_retries_total") or 0) >= 1
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7

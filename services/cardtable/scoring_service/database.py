@@ -26,7 +26,10 @@ if TYPE_CHECKING:  # asyncpg's classes are generic for the type checker only
     Connection = asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]
 
 #: Errors after which the same work may well succeed: the server is away, restarting, out of
-#: connections, or chose us as a deadlock victim. Anything else is a fault in the data or code.
+#: connections, or chose us as a deadlock victim; or asyncpg found one of its connections in a
+#: state no query can be run in (seen once in about twenty PostgreSQL restarts under load:
+#: "cannot switch to state 15; another operation (2) is in progress"), which fresh connections
+#: cure (:func:`replace_connections_after`). Anything else is a fault in the data or code.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     TimeoutError,
@@ -34,6 +37,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.OperatorInterventionError,  # class 57: admin shutdown, crash, starting up
     asyncpg.InsufficientResourcesError,  # class 53: too many connections, disk full
     asyncpg.TransactionRollbackError,  # class 40: serialization failure, deadlock
+    asyncpg.InternalClientError,  # the client's own connection state (see above)
 )
 
 
@@ -44,6 +48,12 @@ def is_transient(error: BaseException) -> bool:
     subclasses are the client's own refusals (a value it cannot encode...), which recur.
     """
     return isinstance(error, TRANSIENT_ERRORS) or type(error) is asyncpg.InterfaceError
+
+
+async def replace_connections_after(error: BaseException, pool: asyncpg.Pool) -> None:
+    """After a connection-state error, have the pool open new connections for later work."""
+    if isinstance(error, asyncpg.InternalClientError):
+        await pool.expire_connections()
 
 
 def is_refused_data(error: BaseException) -> bool:

@@ -82,7 +82,12 @@ async def answer(context: Context, work: Callable[[], Awaitable[Response]]) -> R
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
     except NotFoundError as error:
         await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
-    except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as error:
+    except (
+        asyncpg.PostgresError,
+        OSError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+    ) as error:
         if not is_transient(error):
             raise
         await context.abort(grpc.StatusCode.UNAVAILABLE, "the scoring database is unavailable")

@@ -29,7 +29,7 @@ import asyncpg
 
 from cardtable.engine.rating import INITIAL_RATING
 from cardtable.scoring_service.committed_state import CommittedState, RatingKey
-from cardtable.scoring_service.database import is_refused_data
+from cardtable.scoring_service.database import is_refused_data, replace_connections_after
 from cardtable.scoring_service.messages import (
     DecodedBatch,
     PoisonMessageError,
@@ -224,6 +224,7 @@ class ProjectionWriter:
                     window = [m for m in window if m.sequence <= failure.sequence]
                 except Exception as error:
                     if not is_refused_data(error):
+                        await replace_connections_after(error, self._pool)
                         raise  # PostgreSQL away (the caller retries) or the schema broken
                     if len(window) > 1:
                         window = window[: len(window) // 2]
