@@ -27,9 +27,9 @@ if TYPE_CHECKING:  # asyncpg's classes are generic for the type checker only
 
 #: Errors after which the same work may well succeed: the server is away, restarting, out of
 #: connections, or chose us as a deadlock victim; or asyncpg found one of its connections in a
-#: state no query can be run in (seen once in about twenty PostgreSQL restarts under load:
-#: "cannot switch to state 15; another operation (2) is in progress"), which fresh connections
-#: cure (:func:`replace_connections_after`). Anything else is a fault in the data or code.
+#: state no query can be run in (seen after PostgreSQL restarts under load: "cannot switch to
+#: state 15; another operation (2) is in progress"), which fresh connections cure
+#: (:func:`replace_connections_after`). Anything else is a fault in the data or code.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     TimeoutError,
