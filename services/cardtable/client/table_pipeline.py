@@ -20,6 +20,8 @@ from typing import Any
 import grpc
 
 from cardtable.platform.pipeline_client import PipelineStream, failed_status
+from cardtable.table_service.auth import bearer_token
+from cardtable.table_service.errors import NotAuthenticatedError
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 Metadata = Sequence[tuple[str, str]]
@@ -31,12 +33,12 @@ def rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
 
 
 def _token(metadata: Metadata) -> str:
-    """The bearer token of ``metadata`` ("" if none: the server then says UNAUTHENTICATED)."""
-    for key, value in metadata:
-        if key.lower() == "authorization":
-            scheme, _, token = value.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else value
-    return ""
+    """The bearer token of ``metadata``, read as the service reads it ("" if there is none or
+    it is malformed: the server then answers the call UNAUTHENTICATED)."""
+    try:
+        return bearer_token(metadata)
+    except NotAuthenticatedError:
+        return ""
 
 
 class PipelinedTableStub:

@@ -135,6 +135,8 @@ async def serve_pipeline(
     )
     ready: list[Answer] = []
     wakeup = asyncio.Event()
+    # The tasks, to cancel them when the stream ends; and their count, kept by the tasks
+    # themselves, since a done callback would drop a task only after the writer has looked.
     running: set[asyncio.Task[None]] = set()
     slots = asyncio.Semaphore(MAX_CALLS_IN_FLIGHT)
     in_flight = 0
