@@ -6,11 +6,15 @@ import asyncio
 import random
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from cardtable.bot_service.table_client import TableClient
 from cardtable.table_service.auth import BOT
 from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2
 from tests.bot_service.harness import (
     actions_of,
     events_named,
@@ -179,3 +183,44 @@ async def test_two_replicas_never_play_the_same_seat(nats_url: str, cluster: Clu
         counted = [bots.metric("bot_moves_total", {"strategy": "random"}) for bots in (left, right)]
         assert sum(counted) == bot_moves == 4 * 4 * 14
         assert all(count > 0 for count in counted), counted
+
+
+class FirstResponseOnly:
+    """A watch call that passes on its first response and then hears nothing more: what a
+    bot sees when the stream's later messages are lost on the way."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+
+    def __aiter__(self) -> AsyncIterator[table_pb2.WatchTableResponse]:
+        return self._responses()
+
+    async def _responses(self) -> AsyncIterator[table_pb2.WatchTableResponse]:
+        async for response in self._call:
+            yield response
+            break
+        await asyncio.Event().wait()  # silence, until cancelled
+
+    def cancel(self) -> bool:
+        return bool(self._call.cancel())
+
+
+async def test_a_bot_that_hears_nothing_still_moves_before_the_turn_timer(
+    nats_url: str, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch = TableClient.watch
+    monkeypatch.setattr(
+        TableClient,
+        "watch",
+        lambda client, table_id, from_version: FirstResponseOnly(
+            watch(client, table_id, from_version)
+        ),
+    )
+    settings = events_pb2.TableSettings(turn_timer_ms=2_000, fill_with_bots=True, fill_wait_ms=100)
+    async with running_bot_service(nats_url, cluster, "deaf"):
+        host = cluster.player("host")
+        table_id = await host.create("hearts", 4, QUICK, settings)
+        await wait_until_finished(host, table_id, limit_seconds=90)
+        batches = await table_log(cluster, table_id)
+        assert events_named(batches, "game_finished")
+        assert not events_named(batches, "turn_timed_out")

@@ -10,10 +10,11 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import json_format
+from nats.js.errors import APIError
 from prometheus_client import CollectorRegistry
 
 from cardtable.client.views import random_legal_action
@@ -24,6 +25,7 @@ from cardtable.table_service.auth import BOT, PERSON, TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.main import EventNames, TableServiceParts, table_service_parts
 from cardtable.table_service.rules_pipeline import PipelinedRules
+from cardtable.table_service.store import STREAM_CONFIG_INVALID
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -68,11 +70,29 @@ async def running_rules() -> AsyncIterator[str]:
         await server.stop(None)
 
 
+async def _refuse_like_nats_2_9(*args: object, **kwargs: object) -> NoReturn:
+    """What NATS before 2.10 answers to adding republishing to an existing stream."""
+    raise APIError(
+        code=500,
+        err_code=STREAM_CONFIG_INVALID,
+        description="stream configuration update can not change RePublish",
+    )
+
+
 @asynccontextmanager
 async def running_table_service(
-    nats_url: str, prefix: str, rules_address: str, environment: Environment | None = None
+    nats_url: str,
+    prefix: str,
+    rules_address: str,
+    environment: Environment | None = None,
+    *,
+    republish: bool = True,
 ) -> AsyncIterator[Cluster]:
+    """The table service in-process; ``republish=False`` has its NATS connection refuse stream
+    updates as NATS 2.9 does, so that a stream made without republishing stays so."""
     connection = await connect_nats(nats_url, name="table-under-test")
+    if not republish:
+        connection.jetstream.update_stream = _refuse_like_nats_2_9  # type: ignore[method-assign]
     rules_channel = grpc.aio.insecure_channel(rules_address)
     rules = PipelinedRules(rules_channel)  # what the service's composition root uses
     tokens = TokenCodec(SIGNING_KEY)

@@ -5,40 +5,57 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from nats.js import api
 
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.errors import DependencyUnavailableError
-from cardtable.table_service.store import ORIGIN_HEADER
+from cardtable.table_service.store import ORIGIN_HEADER, AppendConflictError, EventStore
 from cardtable.table_service.table_changes import TableChanges
 from cardtable_api.events.v1 import events_pb2
 
+SETTLE_SECONDS = 0.1
 
-async def test_other_processes_messages_wake_watchers_and_own_ones_do_not(
-    nats_connection: NatsConnection, nats_namespace: NatsNamespace
-) -> None:
-    client = nats_connection.client
-    subject = f"{nats_namespace.prefix}.table.t1"
-    changes = TableChanges(
-        client, lambda table_id: f"{nats_namespace.prefix}.table.{table_id}", "me"
+
+def _batch(version: int, command_id: str = "") -> events_pb2.EventBatch:
+    return events_pb2.EventBatch(
+        table_id="t1", command_id=command_id or f"c{version}", table_version=version
     )
 
-    async def publish(version: int, origin: str) -> None:
-        batch = events_pb2.EventBatch(table_id="t1", table_version=version)
-        await client.publish(subject, batch.SerializeToString(), headers={ORIGIN_HEADER: origin})
+
+async def test_other_processes_appends_wake_watchers_and_own_ones_do_not(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    client, js = nats_connection.client, nats_connection.jetstream
+    stream = nats_namespace.stream("EVENTS")
+    mine = EventStore(js, stream, nats_namespace.prefix)
+    await mine.ensure_stream()
+    assert mine.republishes
+    other_replica = EventStore(js, stream, nats_namespace.prefix)
+    changes = TableChanges(client, mine)
+
+    async def settle() -> None:
         await client.flush()
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(SETTLE_SECONDS)
 
     async with changes.watching("t1") as first, changes.watching("t1") as second:
-        await publish(3, "me")  # this process's own append: the application announces it
+        await mine.append("t1", _batch(1), 0)  # own append: the application announces it
+        await settle()
         assert not first.is_set() and changes.latest("t1") == 0
-        await publish(3, "another replica")
-        assert first.is_set() and second.is_set() and changes.latest("t1") == 3
+        last = await mine.last("t1")
+        assert last is not None
+        await other_replica.append("t1", _batch(2), last.sequence)
+        await settle()
+        assert first.is_set() and second.is_set() and changes.latest("t1") == 2
         first.clear()
-        await publish(2, "another replica")  # older than known: no news
-        assert not first.is_set() and changes.latest("t1") == 3
-        await client.publish(subject, b"\xff\xfe", headers={ORIGIN_HEADER: "x"})  # unreadable
-        await asyncio.sleep(0.1)
+        with pytest.raises(AppendConflictError):  # the loser of a conflict is no change
+            await other_replica.append("t1", _batch(3, "loser"), last.sequence)
+        await settle()
+        assert not first.is_set() and changes.latest("t1") == 2
+        # An older version than known (a late copy) is no news; an unreadable one is ignored.
+        await client.publish(mine.stored_subject("t1"), _batch(1).SerializeToString())
+        await client.publish(mine.stored_subject("t1"), b"\xff\xfe")
+        await settle()
         assert not first.is_set()
         changes.changed("t1", 4)  # what the application's listener does after an append
         assert first.is_set() and changes.latest("t1") == 4
@@ -46,13 +63,41 @@ async def test_other_processes_messages_wake_watchers_and_own_ones_do_not(
     assert changes.latest("t1") == 0
     changes.changed("t1", 9)
     assert changes.latest("t1") == 0
-    assert not any(sub.subject == subject for sub in client._subs.values())
+    assert not any(sub.subject == mine.stored_subject("t1") for sub in client._subs.values())
 
 
-async def test_watching_without_nats_is_unavailable(nats_url: str) -> None:
+async def test_without_republishing_every_message_is_a_hint_that_wakes(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    """On a stream that cannot republish, a refused append's version may run ahead of the
+    log: the stored batch of that version, arriving after it, must wake the watchers too."""
+    client, js = nats_connection.client, nats_connection.jetstream
+    store = EventStore(js, nats_namespace.stream("EVENTS"), nats_namespace.prefix)
+    await js.add_stream(api.StreamConfig(name=store.stream, subjects=[store.subject("*")]))
+    assert not store.republishes  # ensure_stream was not called: nothing known
+    changes = TableChanges(client, store)
+    async with changes.watching("t1") as changed:
+        await client.publish(store.subject("t1"), _batch(1, "refused").SerializeToString())
+        await client.flush()
+        await asyncio.sleep(SETTLE_SECONDS)
+        assert changed.is_set() and changes.latest("t1") == 1
+        changed.clear()
+        await client.publish(
+            store.subject("t1"),
+            _batch(1).SerializeToString(),
+            headers={ORIGIN_HEADER: "another replica"},
+        )
+        await client.flush()
+        await asyncio.sleep(SETTLE_SECONDS)
+        assert changed.is_set() and changes.latest("t1") == 1
+
+
+async def test_watching_without_nats_is_unavailable(
+    nats_url: str, nats_connection: NatsConnection
+) -> None:
     connection = await connect_nats(nats_url, name="pytest-closed")
     await connection.close()
-    changes = TableChanges(connection.client, lambda table_id: f"x.table.{table_id}")
+    changes = TableChanges(connection.client, EventStore(nats_connection.jetstream, "S", "x"))
     with pytest.raises(DependencyUnavailableError, match="event store"):
         async with changes.watching("t1"):
             pass  # pragma: no cover

@@ -45,8 +45,11 @@ from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 
 RUNNING, FINISHED = "running", "finished"
-#: Look at the table even without news this often (a lost stream message costs no more).
+#: Look at the table even without news this often (a lost stream message costs no more)...
 IDLE_RECHECK_SECONDS = 10.0
+#: ...and at most this share of the table's turn timer apart, so that a lost message (a core
+#: NATS message is at most once) never costs the seat its turn.
+IDLE_RECHECK_SHARE_OF_TIMER = 0.25
 MAX_ATTEMPTS_PER_TURN = 8
 #: After giving up on a turn (or waiting for a claim's renewal), look again this soon.
 RECHECK_AFTER_GIVING_UP_SECONDS = 0.5
@@ -186,7 +189,7 @@ class TablePlayer:
         try:
             while self.seats:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), IDLE_RECHECK_SECONDS)
+                    await asyncio.wait_for(self._wake.wait(), self._idle_recheck_seconds)
                 self._wake.clear()
                 if not self.seats:
                     break
@@ -297,6 +300,13 @@ class TablePlayer:
             )
             self._strategy = self._strategies(self._default_strategy)
         self._created.set()
+
+    @property
+    def _idle_recheck_seconds(self) -> float:
+        timer_ms = self._settings.turn_timer_ms
+        if timer_ms:
+            return min(IDLE_RECHECK_SECONDS, timer_ms / 1000 * IDLE_RECHECK_SHARE_OF_TIMER)
+        return IDLE_RECHECK_SECONDS
 
     @property
     def _reclaim_grace_seconds(self) -> float:

@@ -126,7 +126,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._tokens = tokens
         self._nats = nats
         self._metrics = metrics
-        self._changes = TableChanges(nats, app.store.subject, app.store.origin)
+        self._changes = TableChanges(nats, app.store)
         app.appended_listeners.append(self._changes.appended)
 
     def _principal(self, context: Context) -> Principal:
@@ -405,6 +405,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 bounded_details(str(error)),
             )
             return
+        # Batches as they are stored: the republished copy, not the subject itself, whose
+        # core subscribers also get the appends JetStream refused (see the store's doc).
+        live_are_stored = self._app.store.republishes
         queue: asyncio.Queue[events_pb2.EventBatch] = asyncio.Queue()
         subscription = None
         if self._nats is not None:
@@ -413,7 +416,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 queue.put_nowait(events_pb2.EventBatch.FromString(message.data))
 
             subscription = await self._nats.subscribe(
-                self._app.store.subject(table_id), cb=on_message
+                self._app.store.live_subject(table_id), cb=on_message
             )
         sent = request.from_version
         read_from = 0  # stream sequence up to which the log has been read
@@ -429,6 +432,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     return
                 batch = await queue.get()
                 if batch.table_version <= sent:
+                    continue
+                if not live_are_stored:  # maybe a refused append: the log tells
+                    backlog = True
                     continue
                 if batch.table_version == sent + 1:
                     yield await self._redacted(table_id, batch, seat, principal)

@@ -2,17 +2,20 @@
 
 A stream waits on an event instead of polling. This replica's own appends wake it at once:
 the application tells :class:`TableChanges` after each append. Appends made by another
-replica arrive through one core NATS subscription per watched table, on the table's subject,
-however many streams watch it. The hub only knows "table T is at version V or later"; each
-stream then reads the table itself (from the cache, or caught up from the log when the cache is
-behind V) and decides whether its seat is to act.
+replica arrive through one core NATS subscription per watched table, on the subject where the
+stream republishes the table's stored batches (not the table's own subject, whose subscribers
+also get refused appends), however many streams watch it. The hub only knows "table T is at
+version V or later"; each stream then reads the table itself (from the cache, or caught up
+from the log when the cache is behind V) and decides whether its seat is to act.
 
-A message on the subject that this process appended itself (its ``Cardtable-Origin`` header)
-is skipped: the application has said so already, and the message may even arrive before the
-append's acknowledgement, when the cache does not hold it yet. A message seen on the subject
-may be one JetStream refused (a conflicting or duplicate append),
-so the version it names is a hint that can run ahead of the log, never behind it: a stream
-that catches up and finds less simply waits for the next change.
+A message that this process appended itself (its ``Cardtable-Origin`` header) is skipped:
+the application has said so already, and the message may even arrive before the append's
+acknowledgement, when the cache does not hold it yet. A core message can be lost (a slow
+subscriber), so a watcher still treats silence as "nothing known", not "nothing happened".
+
+On a stream that does not republish (see the store's doc) the table's own subject is followed
+instead, and its messages may be refused appends: their versions are hints that can run ahead
+of the log, so every such message wakes the watchers, news or not, and they catch up.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from nats.aio.client import Client as NatsClient
 from cardtable.platform.logging import get_logger
 from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import DependencyUnavailableError
-from cardtable.table_service.store import ORIGIN_HEADER
+from cardtable.table_service.store import ORIGIN_HEADER, EventStore
 from cardtable_api.events.v1 import events_pb2
 
 _log = get_logger(__name__)
@@ -38,12 +41,9 @@ _log = get_logger(__name__)
 class TableChanges:
     """Events to wait on per watched table, set when its version moves on."""
 
-    def __init__(
-        self, nats: NatsClient | None, subject_of: Callable[[str], str], origin: str = ""
-    ) -> None:
+    def __init__(self, nats: NatsClient | None, store: EventStore) -> None:
         self._nats = nats
-        self._subject_of = subject_of
-        self._origin = origin
+        self._store = store
         self._waiting: dict[str, set[asyncio.Event]] = {}
         self._latest: dict[str, int] = {}
         self._subscriptions: dict[str, Any] = {}
@@ -56,12 +56,16 @@ class TableChanges:
         """This replica appended to ``table``: a listener of the application."""
         self.changed(table.state.table_id, table.state.version)
 
-    def changed(self, table_id: str, version: int) -> None:
-        """``table_id`` is at ``version`` or later: wake its watchers if that is news."""
+    def changed(self, table_id: str, version: int, *, hint: bool = False) -> None:
+        """``table_id`` is at ``version`` or later: wake its watchers if that is news.
+
+        A ``hint`` (a message that may be a refused append) wakes them whatever its version.
+        """
         waiting = self._waiting.get(table_id)
-        if not waiting or version <= self._latest.get(table_id, 0):
+        latest = self._latest.get(table_id, 0)
+        if not waiting or (version <= latest and not hint):
             return
-        self._latest[table_id] = version
+        self._latest[table_id] = max(version, latest)
         for event in waiting:
             event.set()
 
@@ -76,7 +80,7 @@ class TableChanges:
             if first and self._nats is not None:
                 try:
                     self._subscriptions[table_id] = await self._nats.subscribe(
-                        self._subject_of(table_id), cb=self._receiver(table_id)
+                        self._store.live_subject(table_id), cb=self._receiver(table_id)
                     )
                 except nats.errors.Error as error:
                     raise DependencyUnavailableError(f"event store: {error!r}") from None
@@ -93,13 +97,13 @@ class TableChanges:
 
     def _receiver(self, table_id: str) -> Callable[[Any], Any]:
         async def receive(message: Any) -> None:
-            if self._origin and (message.headers or {}).get(ORIGIN_HEADER) == self._origin:
+            if (message.headers or {}).get(ORIGIN_HEADER) == self._store.origin:
                 return  # our own append: announced by the application, maybe not yet cached
             try:
                 version = events_pb2.EventBatch.FromString(message.data).table_version
             except DecodeError:
                 _log.warning("unreadable message on a table subject", extra={"table_id": table_id})
                 return
-            self.changed(table_id, version)
+            self.changed(table_id, version, hint=not self._store.republishes)
 
         return receive
