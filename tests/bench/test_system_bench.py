@@ -88,6 +88,37 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
     assert (tmp_path / "bench.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "bench",
+            "--table-path",
+            "--tables", "2",
+            "--seconds", "3",
+            "--raw-seconds", "0.5",
+            "--no-paced",
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["services"] == ["rules", "table"]
+    assert report["machine"]["postgres"] == "not used"
+    (run,) = report["runs"]
+    assert run["moves"] > 10 and run["errors"] == 0
+    assert run["appended_batches"] > run["moves"]
+    assert {"rules", "table", "clients"} <= set(run["cpu_seconds"])
+    assert not {"scoring", "bots", "postgres"} & set(run["cpu_seconds"])
+    assert run["projection_lag_p99_ms"] is None and run["projected_batches"] is None
+    assert report["raw_limits"]["postgres_batched_inserts_rows_per_s"] is None
+    assert run["ratios"]["vs_postgres_batched_insert_rows"] is None
+    assert "projection_lag_p99_ms" not in report["targets"]
+    assert set(report["targets_met"]) == set(report["targets"])
+    assert "services running: rules, table" in capsys.readouterr().err
+
+
 def _paced(rate: float, made: float, p99: float, lag: float | None = 300.0) -> dict[str, Any]:
     return {
         "target_moves_per_s": rate,

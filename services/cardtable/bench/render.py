@@ -91,12 +91,14 @@ def render_system_report(report: dict[str, Any]) -> Group:
             ratios["vs_grpc_unary_64_in_flight"],
         ),
     ):
-        limits.add_row(label, f"{value:,.0f}", f"{ratio:.3f}")
+        limits.add_row(label, _number(value, 0), _number(ratio, 3))
 
     lines = [_verdict(report, key) for key in report["targets"]]
+    services = report.get("services")
     note = Text(
         "move latency is measured by the clients; projection lag comes from the scoring "
-        "service's histogram (append to commit), interpolated inside its buckets",
+        "service's histogram (append to commit), interpolated inside its buckets"
+        + (f"; services running: {', '.join(services)}" if services else ""),
         style="dim",
     )
     return Group(loads, cpu, limits, *lines, note)

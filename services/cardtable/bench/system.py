@@ -8,6 +8,9 @@ issues' latency targets hold at those rates, not at saturation). For each load i
 second, move latency (client side), projection lag (the scoring service's histogram, append to
 commit), CPU seconds per process and errors; every rate is also given as a ratio to the raw
 limits measured in the same run, because absolute figures move with the machine's load.
+
+``table_path=True`` runs only what issue #4's targets name: NATS, the rules and table services
+and the clients; no scoring service, PostgreSQL or bots, so no projection lag either.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from cardtable.bench.raw_limits import (
     postgres_insert_rate,
 )
 from cardtable.bench.scrape import histogram_since, scrape_histogram, to_ms
-from cardtable.bench.stack import SystemStack, process_tree_cpu_seconds, system_stack
+from cardtable.bench.stack import SERVICES, SystemStack, process_tree_cpu_seconds, system_stack
 from cardtable.bench.table_load import LoadResult, run_load
 from cardtable.platform.nats import connect_nats
 from cardtable.scoring_service.database import schema_url
@@ -52,6 +55,17 @@ TARGETS = {
     "projection_lag_p99_ms": 500.0,
     "move_latency_p99_ms_at_half_rate": 20.0,
 }
+#: Issue #4's setup: "everything (NATS, rules, table, clients)" on the machine.
+TABLE_PATH_SERVICES = ("rules", "table")
+#: The targets that need the scoring service (not judged on the table path alone).
+PROJECTION_TARGETS = frozenset({"projection_lag_p99_ms"})
+#: A load's figures that come from the scoring service.
+PROJECTION_FIGURES = (
+    "projection_lag_p50_ms",
+    "projection_lag_p99_ms",
+    "projected_batches",
+    "projection_caught_up_after_s",
+)
 #: A paced run sustained its offered rate if it made at least this share of it.
 SUSTAINED_SHARE = 0.95
 #: How long the projection may take to catch up after a run before the bench gives up on it.
@@ -71,8 +85,10 @@ async def measure_raw_limits(stack: SystemStack, seconds: float, say: Progress) 
         }
     finally:
         await connection.close()
-    say("raw limits: PostgreSQL batched inserts ...")
-    inserts = await postgres_insert_rate(stack.database_url)
+    inserts = None
+    if stack.database_url:  # not on the table path alone
+        say("raw limits: PostgreSQL batched inserts ...")
+        inserts = round(await postgres_insert_rate(stack.database_url), 1)
     say("raw limits: gRPC unary calls ...")
     unary = {
         "sequential": await grpc_unary_rate(seconds, 1),
@@ -80,7 +96,7 @@ async def measure_raw_limits(stack: SystemStack, seconds: float, say: Progress) 
     }
     return {
         "jetstream_appends_per_s": {key: round(value, 1) for key, value in appends.items()},
-        "postgres_batched_inserts_rows_per_s": round(inserts, 1),
+        "postgres_batched_inserts_rows_per_s": inserts,
         "grpc_unary_calls_per_s": {key: round(value, 1) for key, value in unary.items()},
     }
 
@@ -140,8 +156,8 @@ async def measure_load(
     clients: str = "pipeline",
 ) -> dict[str, Any]:
     """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
-    scoring_metrics = stack.services["scoring"].metrics_port
-    lag_before = await scrape_histogram(scoring_metrics, LAG_HISTOGRAM)
+    scoring = stack.services.get("scoring")
+    lag_before = await scrape_histogram(scoring.metrics_port, LAG_HISTOGRAM) if scoring else None
     sequence_before = await last_sequence(stack)
     cpu = CpuMeter(stack)
     result: LoadResult = await run_load(
@@ -154,17 +170,24 @@ async def measure_load(
         on_warmed_up=cpu.restart,
     )
     cpu_used = cpu.used()
-    catch_up = await wait_for_projection(stack, CATCH_UP_LIMIT_SECONDS)
-    appended = await last_sequence(stack) - sequence_before
-    lag = await histogram_since(scoring_metrics, LAG_HISTOGRAM, lag_before, appended)
+    if scoring is None or lag_before is None:  # the table path alone: nothing projects
+        appended = await last_sequence(stack) - sequence_before
+        projection: dict[str, Any] = dict.fromkeys(PROJECTION_FIGURES)
+    else:
+        catch_up = await wait_for_projection(stack, CATCH_UP_LIMIT_SECONDS)
+        appended = await last_sequence(stack) - sequence_before
+        lag = await histogram_since(scoring.metrics_port, LAG_HISTOGRAM, lag_before, appended)
+        projection = {
+            "projection_lag_p50_ms": to_ms(lag.quantile(0.50)),
+            "projection_lag_p99_ms": to_ms(lag.quantile(0.99)),
+            "projected_batches": int(lag.count),
+            "projection_caught_up_after_s": round(catch_up, 2),
+        }
     return {
         **result.summary(),
         "target_moves_per_s": target_moves_per_s,
-        "projection_lag_p50_ms": to_ms(lag.quantile(0.50)),
-        "projection_lag_p99_ms": to_ms(lag.quantile(0.99)),
+        **projection,
         "appended_batches": appended,
-        "projected_batches": int(lag.count),
-        "projection_caught_up_after_s": round(catch_up, 2),
         "cpu_seconds": cpu_used,
         "cpu_ms_per_move": {
             name: round(used * 1000 / result.moves, 2) if result.moves else None
@@ -183,8 +206,10 @@ def _ratios(moves_per_s: float, raw: dict[str, Any]) -> dict[str, float]:
         "vs_jetstream_64_in_flight_appends": round(
             moves_per_s / raw["jetstream_appends_per_s"]["64_in_flight"], 3
         ),
-        "vs_postgres_batched_insert_rows": round(
-            moves_per_s / raw["postgres_batched_inserts_rows_per_s"], 3
+        "vs_postgres_batched_insert_rows": (
+            round(moves_per_s / raw["postgres_batched_inserts_rows_per_s"], 3)
+            if raw["postgres_batched_inserts_rows_per_s"]
+            else None
         ),
         "vs_grpc_unary_sequential": round(
             moves_per_s / raw["grpc_unary_calls_per_s"]["sequential"], 3
@@ -204,12 +229,20 @@ async def system_bench(
     paced: bool = True,
     log_dir: Path | None = None,
     clients: str = "pipeline",
+    table_path: bool = False,
 ) -> dict[str, Any]:
     """The whole benchmark; a JSON-able report (see the module docstring).
 
     ``clients``: how the simulated players learn it is their turn (``table_load``).
+    ``table_path``: only NATS, rules, table and clients (issue #4's setup).
     """
-    async with system_stack(log_dir) as stack:
+    services = TABLE_PATH_SERVICES if table_path else SERVICES
+    targets = {
+        key: value
+        for key, value in TARGETS.items()
+        if not (table_path and key in PROJECTION_TARGETS)
+    }
+    async with system_stack(log_dir, services=services) as stack:
         raw = await measure_raw_limits(stack, raw_seconds, say)
         runs = []
         for tables in table_counts:
@@ -228,8 +261,15 @@ async def system_bench(
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "nats": "NATS_URL" if "NATS_URL" in os.environ else "embedded wheel",
-            "postgres": "DATABASE_URL" if "DATABASE_URL" in os.environ else "embedded wheel",
+            "postgres": (
+                "not used"
+                if table_path
+                else "DATABASE_URL"
+                if "DATABASE_URL" in os.environ
+                else "embedded wheel"
+            ),
         },
+        "services": list(services),
         "game": "hearts (quick games), one client per seat, random legal moves",
         "clients": CLIENT_DESCRIPTIONS[clients],
         "seconds_per_run": seconds,
@@ -237,9 +277,11 @@ async def system_bench(
         "runs": runs,
         "paced": paced_runs,
         "best": {"tables": best["tables"], "moves_per_s": best["moves_per_s"]},
-        "targets": TARGETS,
+        "targets": targets,
         "sustained_share": SUSTAINED_SHARE,
-        "targets_met": targets_met(best, paced_runs),
+        "targets_met": {
+            key: met for key, met in targets_met(best, paced_runs).items() if key in targets
+        },
     }
 
 

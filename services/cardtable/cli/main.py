@@ -436,6 +436,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raw_seconds=args.raw_seconds,
             paced=not args.no_paced,
             clients=args.clients,
+            table_path=args.table_path,
         )
     )
     console.print(render_system_report(report))
@@ -654,6 +655,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "how clients play: GetTable before each move (poll), the same over one "
             "Pipeline stream for all players (pipeline), or told by WatchTurns (turns)"
+        ),
+    )
+    system_bench_parser.add_argument(
+        "--table-path",
+        action="store_true",
+        help=(
+            "run only NATS, the rules and table services and the clients (issue #4's "
+            "setup): no scoring service, PostgreSQL or bots, so no projection lag"
         ),
     )
     system_bench_parser.add_argument("--out", default="bench-results", help="directory")
