@@ -6,6 +6,7 @@ These always run: they start their own servers, whatever NATS_URL/DATABASE_URL s
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import signal
@@ -91,8 +92,19 @@ async def test_nats_restart_keeps_port_and_streams(servers: DevServers) -> None:
         await nats.jetstream.delete_stream("DURABLE")
 
 
-async def test_a_client_rides_out_a_nats_restart(servers: DevServers) -> None:
+def _disconnect_warnings(caplog: pytest.LogCaptureFixture) -> int:
+    return sum(
+        record.levelno == logging.WARNING and record.getMessage() == "nats disconnected"
+        for record in caplog.records
+    )
+
+
+async def test_a_client_rides_out_a_nats_restart(
+    servers: DevServers, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lost server is a warning; the client's own close afterwards is not."""
     assert servers.nats is not None
+    caplog.set_level(logging.DEBUG, logger="cardtable.platform.nats")
     async with await connect_nats(servers.nats_url, name="test") as nats:
         await nats.jetstream.add_stream(name="RIDE", subjects=["ride.>"])
         await servers.nats.stop_async()
@@ -106,6 +118,9 @@ async def test_a_client_rides_out_a_nats_restart(servers: DevServers) -> None:
 
         assert ack.seq == 1
         await nats.jetstream.delete_stream("RIDE")
+        assert _disconnect_warnings(caplog) == 1
+    assert _disconnect_warnings(caplog) == 1
+    assert any(record.getMessage() == "nats connection closed" for record in caplog.records)
 
 
 async def test_postgres_survives_a_crash_and_a_restart(servers: DevServers) -> None:

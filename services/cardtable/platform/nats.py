@@ -73,8 +73,13 @@ async def connect_nats(
         last_error[:] = [error]
         log.warning("nats error", extra={"error": repr(error)})
 
+    connected: list[Client] = []
+
     async def on_disconnected() -> None:
-        log.warning("nats disconnected")
+        if connected and connected[0].is_closed:  # our own close(): nothing went wrong
+            log.debug("nats connection closed")
+        else:
+            log.warning("nats disconnected")
 
     async def on_reconnected() -> None:
         log.info("nats reconnected")
@@ -97,6 +102,7 @@ async def connect_nats(
         raise TimeoutError(
             f"NATS at {url} still unreachable after {connect_timeout_seconds:g}s: {cause!r}"
         ) from cause
+    connected.append(client)
     return NatsConnection(
         client=client, jetstream=client.jetstream(timeout=jetstream_timeout_seconds)
     )
