@@ -43,6 +43,7 @@ from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.pipeline import UnaryMethod, serve_pipeline
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
+from cardtable.table_service.store import SEQUENCE_HEADER
 from cardtable.table_service.table_changes import TableChanges
 from cardtable.table_service.turn_stream import holds_seat, turns, view_of
 from cardtable_api.common.v1 import common_pb2
@@ -408,12 +409,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         # Batches as they are stored: the republished copy, not the subject itself, whose
         # core subscribers also get the appends JetStream refused (see the store's doc).
         live_are_stored = self._app.store.republishes
-        queue: asyncio.Queue[events_pb2.EventBatch] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[events_pb2.EventBatch, int]] = asyncio.Queue()
         subscription = None
         if self._nats is not None:
 
             async def on_message(message: Any) -> None:
-                queue.put_nowait(events_pb2.EventBatch.FromString(message.data))
+                sequence = (message.headers or {}).get(SEQUENCE_HEADER, "0")
+                batch = events_pb2.EventBatch.FromString(message.data)
+                queue.put_nowait((batch, int(sequence) if sequence.isdigit() else 0))
 
             subscription = await self._nats.subscribe(
                 self._app.store.live_subject(table_id), cb=on_message
@@ -430,7 +433,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     backlog = False
                 if subscription is None:
                     return
-                batch = await queue.get()
+                batch, sequence = await queue.get()
                 if batch.table_version <= sent:
                     continue
                 if not live_are_stored:  # maybe a refused append: the log tells
@@ -438,7 +441,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     continue
                 if batch.table_version == sent + 1:
                     yield await self._redacted(table_id, batch, seat, principal)
-                    sent = batch.table_version
+                    sent, read_from = batch.table_version, max(read_from, sequence)
                 else:
                     backlog = True
         except TableError as error:
