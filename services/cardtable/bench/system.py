@@ -196,7 +196,7 @@ async def measure_load(
     }
 
 
-def _ratios(moves_per_s: float, raw: dict[str, Any]) -> dict[str, float]:
+def _ratios(moves_per_s: float, raw: dict[str, Any]) -> dict[str, float | None]:
     """Moves per second as a share of each raw limit (one move = one acknowledged append,
     a few unary calls, a few projected rows)."""
     return {
