@@ -16,7 +16,7 @@ from rich.console import Console
 
 from cardtable.bench.render import render_system_report
 from cardtable.bench.scrape import HistogramSnapshot, parse_histogram
-from cardtable.bench.system import TARGETS, targets_met
+from cardtable.bench.system import FLOOR_TARGETS, TARGETS, targets_met
 from cardtable.cli.main import main
 
 EXPOSITION = """\
@@ -65,12 +65,14 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
             "--raw-seconds", "0.5",
             "--no-paced",
             "--clients", clients,
+            "--no-floor",
             "--out", str(tmp_path),
         ]
     )  # fmt: skip
     assert code == 0
     report = json.loads((tmp_path / "bench.json").read_text())
     assert report["clients"].startswith(clients)
+    assert report["floor"] is None
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == report
     (run,) = report["runs"]
     assert run["tables"] == 2
@@ -116,7 +118,16 @@ def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
     assert run["ratios"]["vs_postgres_batched_insert_rows"] is None
     assert "projection_lag_p99_ms" not in report["targets"]
     assert set(report["targets_met"]) == set(report["targets"])
-    assert "services running: rules, table" in capsys.readouterr().err
+    # The move floor ran at the best load's tables, unpaced only (the run was not paced).
+    floor = report["floor"]
+    (floor_run,) = floor["runs"]
+    assert floor["tables"] == 2 and floor_run["target_moves_per_s"] is None
+    assert floor_run["moves"] > 0 and floor_run["errors"] == 0
+    assert floor["acknowledged"] == floor["appended"] > 0
+    assert set(floor["targets_met"]) == set(FLOOR_TARGETS)
+    shown = capsys.readouterr().err
+    assert "services running: rules, table" in shown
+    assert "the move floor" in shown
 
 
 def _paced(rate: float, made: float, p99: float, lag: float | None = 300.0) -> dict[str, Any]:
@@ -181,6 +192,15 @@ def test_the_report_shows_the_paced_runs_and_where_each_target_was_judged() -> N
         },
         "targets": TARGETS,
         "targets_met": targets_met(run, paced),
+        "floor": {
+            "tables": 80,
+            "runs": [
+                {**run, **_paced(0, 4000.0, 15.0), "target_moves_per_s": None},
+                {**run, **_paced(1000.0, 1000.0, 19.0)},
+                {**run, **_paced(500.0, 500.0, 12.5)},
+            ],
+            "targets_met": dict.fromkeys(FLOOR_TARGETS, True),
+        },
     }
     console = Console(width=200, record=True)
     console.print(render_system_report(report))
@@ -195,3 +215,8 @@ def test_the_report_shows_the_paced_runs_and_where_each_target_was_judged() -> N
         "met     move_latency_p99_ms_at_half_rate target 20 (paced to half of it): measured 18.0"
         in text
     )
+    # Each verdict names what the move floor made at the same place.
+    assert "measured 900.0; the floor: 4,000.0" in text
+    assert "measured 140.0 at 800 of 1,000 moves/s offered; the floor: 19.0 at 1,000" in text
+    assert "the floor: 12.5 at 500" in text
+    assert "the move floor" in text and "1,000/s" in text

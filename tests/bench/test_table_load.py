@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cardtable.bench import table_load
-from cardtable.bench.table_load import LoadResult, _Pacer, _Table
+from cardtable.bench.table_load import LoadResult, Pacer, _Table
 from cardtable_api.table.v1 import table_pb2
 
 
@@ -22,7 +22,7 @@ class AcceptingStub:
 
 def table_with(result: LoadResult, interval: float = 0.0) -> _Table:
     stub: Any = AcceptingStub()
-    return _Table(stub, stub, result, time.perf_counter() + 60, _Pacer(interval), [()] * 4)
+    return _Table(stub, stub, result, time.perf_counter() + 60, Pacer(interval), [()] * 4)
 
 
 async def test_moves_started_during_the_warm_up_are_not_counted() -> None:
@@ -56,7 +56,7 @@ async def test_the_pacer_keeps_its_schedule_after_a_late_move(
     clock = FakeClock()
     monkeypatch.setattr(table_load.time, "perf_counter", clock.perf_counter)
     monkeypatch.setattr(table_load.asyncio, "sleep", clock.sleep)
-    pacer = _Pacer(0.1)
+    pacer = Pacer(0.1)
     await pacer.wait()  # the first move goes at once: slots at 100.0, 100.1, 100.2, ...
     clock.now += 0.15  # this table is half an interval late for the slot at 100.1
     await pacer.wait()  # so it goes at once

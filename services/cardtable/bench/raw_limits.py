@@ -8,20 +8,16 @@ unary gRPC calls (grpc.aio, to a bare echo server in its own process).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 import grpc
 from nats.js import JetStreamContext, api
 
 from cardtable.bench.grpc_echo import METHOD
-from cardtable.platform.server_process import free_port
+from cardtable.bench.local_server import local_server
 
 #: About the size of one move's batch of events.
 PAYLOAD = secrets.token_bytes(300)
@@ -95,31 +91,12 @@ async def postgres_insert_rate(
     return rate
 
 
-@contextlib.asynccontextmanager
-async def _echo_server() -> AsyncIterator[str]:
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "cardtable.bench.grpc_echo",
-        str(port),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-                break
-            await asyncio.sleep(0.05)
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.kill()
-        await process.wait()
-
-
 async def grpc_unary_rate(seconds: float = 3.0, in_flight: int = 1) -> float:
     """Unary calls per second from this process to a bare echo server in another one."""
-    async with _echo_server() as address, grpc.aio.insecure_channel(address) as channel:
+    async with (
+        local_server("cardtable.bench.grpc_echo") as echo_server,
+        grpc.aio.insecure_channel(echo_server.address) as channel,
+    ):
         echo = channel.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
         await channel.channel_ready()
         return await _rate(seconds, in_flight, lambda _: echo(PAYLOAD))

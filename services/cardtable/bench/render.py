@@ -29,19 +29,12 @@ def _load_row(label: str, run: dict[str, Any]) -> list[str]:
 
 def render_system_report(report: dict[str, Any]) -> Group:
     """Loads (one row each), CPU per process, raw limits and ratios, targets."""
-    loads = Table(title=f"cardtable bench: {report['game']}; {report.get('clients', 'poll')}")
-    loads.add_column("tables", justify="right", no_wrap=True)
-    for column in (
-        "moves/s",
-        "move p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "lag p50 ms",
-        "lag p99 ms",
-        "errors",
-        "games",
-    ):
-        loads.add_column(column, justify="right")
+    loads = _numbers_table(
+        f"cardtable bench: {report['game']}; {report.get('clients', 'poll')}",
+        "tables",
+        ("moves/s", "move p50 ms", "p95 ms", "p99 ms", "lag p50 ms", "lag p99 ms"),
+        ("errors", "games"),
+    )
     for run in report["runs"]:
         loads.add_row(*_load_row(str(run["tables"]), run))
     for run in report.get("paced", []):
@@ -93,6 +86,9 @@ def render_system_report(report: dict[str, Any]) -> Group:
     ):
         limits.add_row(label, _number(value, 0), _number(ratio, 3))
 
+    tables: list[Table] = [loads, cpu, limits]
+    if report.get("floor"):
+        tables.append(_floor_table(report))
     lines = [_verdict(report, key) for key in report["targets"]]
     services = report.get("services")
     note = Text(
@@ -101,7 +97,7 @@ def render_system_report(report: dict[str, Any]) -> Group:
         + (f"; services running: {', '.join(services)}" if services else ""),
         style="dim",
     )
-    return Group(loads, cpu, limits, *lines, note)
+    return Group(*tables, *lines, note)
 
 
 #: Where each target is judged, and the figure compared with it.
@@ -113,15 +109,66 @@ _JUDGED_AT = {
 }
 
 
+def _run_at(runs: list[dict[str, Any]], rate: float | None) -> dict[str, Any] | None:
+    """The run offered ``rate`` moves/s (None: the fastest of those run unpaced)."""
+    if rate is None:
+        unpaced = [run for run in runs if run.get("target_moves_per_s") is None]
+        return max(unpaced, key=lambda run: run["moves_per_s"]) if unpaced else None
+    return next((run for run in runs if run.get("target_moves_per_s") == rate), None)
+
+
+def _numbers_table(title: str, label: str, *column_groups: tuple[str, ...]) -> Table:
+    """A table of a label column, then columns of right-aligned figures."""
+    table = Table(title=title)
+    table.add_column(label, justify="right", no_wrap=True)
+    for group in column_groups:
+        for column in group:
+            table.add_column(column, justify="right")
+    return table
+
+
+def _floor_table(report: dict[str, Any]) -> Table:
+    """Each floor run beside the system's run at the same tables and offered rate."""
+    floor = report["floor"]
+    table = _numbers_table(
+        f"the move floor: a move's hops with nothing of ours in them ({floor['tables']} "
+        "tables), beside the system",
+        "offered",
+        ("floor moves/s", "floor p50 ms", "floor p99 ms", "floor CPU ms/move"),
+        ("system moves/s", "system p99 ms", "system CPU ms/move"),
+    )
+    for run in floor["runs"]:
+        rate = run["target_moves_per_s"]
+        system = _run_at(report["runs"] + report.get("paced", []), rate)
+        if system is not None and system["tables"] != floor["tables"]:
+            system = next((r for r in report["runs"] if r["tables"] == floor["tables"]), None)
+        table.add_row(
+            "unpaced" if rate is None else f"{rate:,.0f}/s",
+            f"{run['moves_per_s']:,.0f}",
+            _number(run["move_latency_p50_ms"]),
+            _number(run["move_latency_p99_ms"]),
+            _number(_total_cpu(run), 2),
+            "-" if system is None else f"{system['moves_per_s']:,.0f}",
+            "-" if system is None else _number(system["move_latency_p99_ms"]),
+            "-" if system is None else _number(_total_cpu(system), 2),
+        )
+    return table
+
+
+def _total_cpu(run: dict[str, Any]) -> float | None:
+    """CPU ms per move over every process measured (None when no move was made)."""
+    shares = [value for value in run["cpu_ms_per_move"].values() if value is not None]
+    return sum(shares) if shares else None
+
+
 def _verdict(report: dict[str, Any], key: str) -> Text:
-    """One target: met or not, where it was judged, and what was measured there."""
+    """One target: met or not, where it was judged, what was measured there, and what the
+    move floor made at the same place (when it was measured)."""
     met = report["targets_met"][key]
     where, share, figure = _JUDGED_AT[key]
-    if share is None:
-        run: dict[str, Any] | None = max(report["runs"], key=lambda run: run["moves_per_s"])
-    else:
-        rate = report["targets"]["moves_per_s"] * share
-        run = next((r for r in report.get("paced", []) if r["target_moves_per_s"] == rate), None)
+    rate = None if share is None else report["targets"]["moves_per_s"] * share
+    runs = report["runs"] if share is None else report.get("paced", [])
+    run = _run_at(runs, rate)
     detail = f"{key} target {report['targets'][key]:g} ({where}): "
     if run is None:
         detail += "not measured"
@@ -131,5 +178,11 @@ def _verdict(report: dict[str, Any], key: str) -> Text:
             detail += (
                 f" at {run['moves_per_s']:,.0f} of {run['target_moves_per_s']:,.0f} moves/s offered"
             )
+    floor = report.get("floor")
+    floor_run = _run_at(floor["runs"], rate) if floor and key in floor["targets_met"] else None
+    if floor_run is not None:
+        detail += f"; the floor: {_number(floor_run.get(figure))}"
+        if share is not None:
+            detail += f" at {floor_run['moves_per_s']:,.0f}"
     verdict = ("met     " if met else "NOT met ", "green" if met else "red")
     return Text.assemble(verdict, detail)

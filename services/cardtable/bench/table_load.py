@@ -79,7 +79,7 @@ class LoadResult:
         }
 
 
-class _Pacer:
+class Pacer:
     """One table's moves on a schedule of one per ``interval`` seconds (0: no pacing).
 
     A move that comes late (its view took long, a new game was being set up) does not move
@@ -113,7 +113,7 @@ class _Table:
     moves: table_pb2_grpc.TableServiceAsyncStub | PipelinedTableStub
     result: LoadResult
     deadline: float
-    pacer: _Pacer
+    pacer: Pacer
     metadata: Sequence[tuple[tuple[str, str], ...]]
 
     async def new_game(self) -> str:
@@ -181,7 +181,7 @@ async def _play_table(
         await asyncio.sleep(rng.uniform(0, interval))
     players = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(4)]
     metadata = [(("authorization", f"Bearer {tokens.issue(player)}"),) for player in players]
-    table = _Table(stub, moves, result, deadline, _Pacer(interval), metadata)
+    table = _Table(stub, moves, result, deadline, Pacer(interval), metadata)
     while time.perf_counter() < deadline:
         table_id = await table.new_game()
         if clients == "turns":

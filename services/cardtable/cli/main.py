@@ -437,6 +437,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             paced=not args.no_paced,
             clients=args.clients,
             table_path=args.table_path,
+            floor=not args.no_floor,
         )
     )
     console.print(render_system_report(report))
@@ -663,6 +664,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "run only NATS, the rules and table services and the clients (issue #4's "
             "setup): no scoring service, PostgreSQL or bots, so no projection lag"
+        ),
+    )
+    system_bench_parser.add_argument(
+        "--no-floor",
+        action="store_true",
+        help=(
+            "skip the move floor: the same hops as a move (client, table, rules, JetStream) "
+            "with nothing of ours in them, measured at the best load's tables and rates"
         ),
     )
     system_bench_parser.add_argument("--out", default="bench-results", help="directory")
