@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from nats.js.errors import NotFoundError
 
+from cardtable.bench.floor_budget import within_target
 from cardtable.bench.floor_frames import pack, unpack
+from cardtable.bench.floor_servers import work
 from cardtable.bench.move_floor import floor_servers, measure_floor
 from cardtable.platform.nats import NatsConnection
 
@@ -52,3 +55,21 @@ async def test_the_floor_leaves_no_stream_and_no_process_behind(
     for pid in pids.values():
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_stand_in_work_is_cpu_time_not_wall_time() -> None:
+    started = time.thread_time()
+    work(0.02)
+    assert time.thread_time() - started >= 0.02
+    work(0.0)  # no work, no wait
+
+
+def test_a_paced_run_is_judged_against_its_rates_target() -> None:
+    def run(rate: float, made: float, p99: float) -> dict[str, float]:
+        return {"target_moves_per_s": rate, "moves_per_s": made, "move_latency_p99_ms": p99}
+
+    assert within_target(run(500.0, 499.0, 19.9)) is True
+    assert within_target(run(500.0, 499.0, 20.0)) is False
+    assert within_target(run(1000.0, 990.0, 45.0)) is True
+    assert within_target(run(1000.0, 900.0, 45.0)) is False  # the rate was not sustained
+    assert within_target(run(40.0, 40.0, 500.0)) is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -38,18 +39,38 @@ def _same(payload: bytes) -> bytes:
     return payload
 
 
-async def _echo_messages(
-    requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
-) -> AsyncIterator[bytes]:
-    async for message in requests:
-        yield message
+def work(seconds: float) -> None:
+    """Use ``seconds`` of this thread's CPU (not of the wall clock: stolen time is no work)."""
+    if seconds <= 0:
+        return
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+class FloorRules:
+    """The rules server: every question answered with itself, after its work."""
+
+    def __init__(self, work_seconds: float) -> None:
+        self._work_seconds = work_seconds
+
+    async def serve_stream(
+        self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> AsyncIterator[bytes]:
+        async for message in requests:
+            if self._work_seconds:
+                work(self._work_seconds * sum(1 for _ in unpack(message)))
+            yield message
 
 
 class FloorTable:
     """The table server's calls: one stream per client connection."""
 
-    def __init__(self, rules: FramedCaller, jetstream: JetStreamContext, prefix: str) -> None:
+    def __init__(
+        self, rules: FramedCaller, jetstream: JetStreamContext, prefix: str, work_seconds: float
+    ) -> None:
         self._rules = rules
+        self._work_seconds = work_seconds
         self._jetstream = jetstream
         self._prefix = prefix
         #: Each table's last stream sequence, as the event store's cache keeps it.
@@ -75,6 +96,7 @@ class FloorTable:
                 task.add_done_callback(self._answering.discard)
 
     async def _answer(self, call_id: int, body: bytes, outbox: Outbox) -> None:
+        work(self._work_seconds)
         if body[:1] != MOVE:
             outbox.put(call_id, ANSWERED + body)
             return
@@ -102,17 +124,20 @@ async def _serve(port: int, handlers: dict[str, grpc.RpcMethodHandler[bytes, byt
     await server.wait_for_termination()
 
 
-async def serve_rules(port: int) -> None:
+async def serve_rules(port: int, work_seconds: float) -> None:
     handler = grpc.stream_stream_rpc_method_handler(
-        _echo_messages, request_deserializer=_same, response_serializer=_same
+        FloorRules(work_seconds).serve_stream, request_deserializer=_same, response_serializer=_same
     )
     await _serve(port, {"Rules": handler})
 
 
-async def serve_table(port: int, rules_address: str, nats_url: str, prefix: str) -> None:
+async def serve_table(
+    port: int, work_seconds: float, rules_address: str, nats_url: str, prefix: str
+) -> None:
     connection = await nats.connect(nats_url)
     async with grpc.aio.insecure_channel(rules_address) as channel:
-        table = FloorTable(FramedCaller(channel, RULES_METHOD), connection.jetstream(), prefix)
+        rules = FramedCaller(channel, RULES_METHOD)
+        table = FloorTable(rules, connection.jetstream(), prefix, work_seconds)
         handler = grpc.stream_stream_rpc_method_handler(
             table.serve_stream, request_deserializer=_same, response_serializer=_same
         )
@@ -120,11 +145,11 @@ async def serve_table(port: int, rules_address: str, nats_url: str, prefix: str)
 
 
 def main(argv: list[str]) -> None:
-    port, role = int(argv[0]), argv[1]
+    port, role, work_seconds = int(argv[0]), argv[1], float(argv[2]) / 1e6
     if role == "rules":
-        run_async(serve_rules(port))
+        run_async(serve_rules(port, work_seconds))
     else:
-        run_async(serve_table(port, argv[2], argv[3], argv[4]))
+        run_async(serve_table(port, work_seconds, argv[3], argv[4], argv[5]))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ from cardtable.bench.local_server import local_server
 from cardtable.bench.stack import process_tree_cpu_seconds
 from cardtable.bench.table_load import WARMUP_SHARE, LoadResult, Pacer
 
+SERVERS = "cardtable.bench.floor_servers"
+#: The calls a move makes that a server answers: its view, its move, the rules question.
+CALLS_PER_MOVE = 3
 #: About the size of a move's request, a view and a batch of events (generous: ours are larger).
 PAYLOAD = secrets.token_bytes(300)
 
@@ -91,19 +94,21 @@ class CpuClock:
 
 @contextlib.asynccontextmanager
 async def floor_servers(
-    nats_url: str, jetstream: JetStreamContext
+    nats_url: str, jetstream: JetStreamContext, work_us_per_call: float = 0.0
 ) -> AsyncIterator[tuple[str, dict[str, int], str]]:
-    """The floor's rules and table servers on a throw-away stream: (address, pids, stream)."""
+    """The floor's rules and table servers on a throw-away stream: (address, pids, stream).
+
+    ``work_us_per_call``: CPU each server spends on each call it answers (``floor_servers``).
+    """
     stream = f"floor_{secrets.token_hex(4)}"
+    work = f"{work_us_per_call:g}"
     await jetstream.add_stream(
         api.StreamConfig(name=stream, subjects=[f"{stream}.>"], storage=api.StorageType.FILE)
     )
     try:
         async with (
-            local_server("cardtable.bench.floor_servers", "rules") as rules,
-            local_server(
-                "cardtable.bench.floor_servers", "table", rules.address, nats_url, stream
-            ) as table,
+            local_server(SERVERS, "rules", work) as rules,
+            local_server(SERVERS, "table", work, rules.address, nats_url, stream) as table,
         ):
             yield table.address, {"floor rules": rules.pid, "floor table": table.pid}, stream
     finally:
@@ -150,16 +155,18 @@ async def measure_floor(
     seconds: float,
     rates: list[float | None],
     nats_pid: int | None = None,
+    work_us_per_call: float = 0.0,
 ) -> dict[str, Any]:
     """The floor at ``tables`` tables, once per offered rate (None: as fast as it answers).
 
-    ``nats_pid``: count NATS's CPU too (when the bench started it). The report says how many
-    moves were acknowledged and how many messages the stream holds: the same number, or the
-    floor did not do what it claims.
+    ``nats_pid``: count NATS's CPU too (when the bench started it). ``work_us_per_call``:
+    stand-in work per call (``floor_servers``). The report says how many moves were
+    acknowledged and how many messages the stream holds: the same number, or the floor did
+    not do what it claims.
     """
     runs = []
     acknowledged = 0
-    async with floor_servers(nats_url, jetstream) as (address, pids, stream):
+    async with floor_servers(nats_url, jetstream, work_us_per_call) as (address, pids, stream):
         if nats_pid is not None:
             pids["nats"] = nats_pid
         async with grpc.aio.insecure_channel(address) as channel:
@@ -172,4 +179,10 @@ async def measure_floor(
                 runs.append(run)
                 acknowledged += made
         appended = (await jetstream.stream_info(stream)).state.messages
-    return {"tables": tables, "runs": runs, "acknowledged": acknowledged, "appended": appended}
+    return {
+        "tables": tables,
+        "work_us_per_move": CALLS_PER_MOVE * work_us_per_call,
+        "runs": runs,
+        "acknowledged": acknowledged,
+        "appended": appended,
+    }

@@ -135,7 +135,7 @@ def _floor_table(report: dict[str, Any]) -> Table:
         "tables), beside the system",
         "offered",
         ("floor moves/s", "floor p50 ms", "floor p99 ms", "floor CPU ms/move"),
-        ("system moves/s", "system p99 ms", "system CPU ms/move"),
+        ("system moves/s", "system p99 ms", "system CPU ms/move", "own CPU ms/move"),
     )
     for run in floor["runs"]:
         rate = run["target_moves_per_s"]
@@ -151,8 +151,19 @@ def _floor_table(report: dict[str, Any]) -> Table:
             "-" if system is None else f"{system['moves_per_s']:,.0f}",
             "-" if system is None else _number(system["move_latency_p99_ms"]),
             "-" if system is None else _number(_total_cpu(system), 2),
+            _number(_own_cpu(system, run), 2),
         )
     return table
+
+
+def _own_cpu(system: dict[str, Any] | None, floor: dict[str, Any]) -> float | None:
+    """What our code costs per move beyond the hops themselves: the system's CPU per move less
+    the floor's at the same load (what ``cardtable bench-floor`` finds room for)."""
+    system_cpu = None if system is None else _total_cpu(system)
+    floor_cpu = _total_cpu(floor)
+    if system_cpu is None or floor_cpu is None:
+        return None
+    return system_cpu - floor_cpu
 
 
 def _total_cpu(run: dict[str, Any]) -> float | None:
@@ -186,3 +197,28 @@ def _verdict(report: dict[str, Any], key: str) -> Text:
             detail += f" at {floor_run['moves_per_s']:,.0f}"
     verdict = ("met     " if met else "NOT met ", "green" if met else "red")
     return Text.assemble(verdict, detail)
+
+
+def render_floor_budget(report: dict[str, Any]) -> Table:
+    """One row per step of work and offered rate; whether that rate's p99 target held."""
+    table = _numbers_table(
+        f"the move floor with stand-in work per move ({report['tables']} tables)",
+        "work µs/move",
+        ("offered/s", "moves/s", "p50 ms", "p99 ms", "CPU ms/move"),
+        ("p99 limit ms", "held"),
+    )
+    for step in report["steps"]:
+        for run in step["runs"]:
+            held = run["within_target"]
+            limit = report["p99_limits_ms"].get(f"{run['target_moves_per_s']:g}")
+            table.add_row(
+                f"{step['work_us_per_move']:,.0f}",
+                f"{run['target_moves_per_s']:,.0f}",
+                f"{run['moves_per_s']:,.0f}",
+                _number(run["move_latency_p50_ms"]),
+                _number(run["move_latency_p99_ms"]),
+                _number(_total_cpu(run), 2),
+                "-" if limit is None else f"{limit:g}",
+                "-" if held is None else ("met" if held else "NOT met"),
+            )
+    return table

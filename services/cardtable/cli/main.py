@@ -450,6 +450,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_floor(args: argparse.Namespace) -> int:
+    """The move floor with stand-in work per move: where each latency target stops holding."""
+    from cardtable.bench.floor_budget import floor_budget
+    from cardtable.bench.render import render_floor_budget
+
+    console = Console(stderr=True)
+    report = run_async(
+        floor_budget(
+            args.tables,
+            args.seconds,
+            [float(rate) for rate in args.rates.split(",")],
+            [float(work) for work in args.work_us.split(",")],
+            console.print,
+        )
+    )
+    console.print(render_floor_budget(report))
+    print(json.dumps(report))
+    return 0
+
+
 def cmd_bench_scoring(args: argparse.Namespace) -> int:
     """Projection and rebuild rates beside plain batched inserts, on a generated log; then the
     scoring service's projection lag at a paced load (issue #5's target)."""
@@ -693,6 +713,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --faults: keep the services' logs here (default: a temporary directory)",
     )
     system_bench_parser.set_defaults(handler=cmd_bench)
+
+    floor_bench = commands.add_parser(
+        "bench-floor",
+        help="a move's hops with nothing of ours, plus stand-in work: room under the targets",
+    )
+    floor_bench.add_argument("--tables", type=int, default=40)
+    floor_bench.add_argument("--seconds", type=float, default=20.0, help="per run")
+    floor_bench.add_argument("--rates", default="500,1000", help="moves/s offered, comma-separated")
+    floor_bench.add_argument(
+        "--work-us",
+        default="0,300,600,900,1200",
+        help="stand-in CPU work per move in microseconds, comma-separated steps",
+    )
+    floor_bench.set_defaults(handler=cmd_bench_floor)
 
     scoring_bench = commands.add_parser(
         "bench-scoring",
