@@ -146,10 +146,6 @@ class TablePlayer:
         self._watched_version = 0
         self._graced: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
-        # One call to the table service at a time per table. The table service (in this
-        # version) can fold a batch twice when a GetTable catches up while a MakeMove on the
-        # same table is appending; our own calls at least never overlap that way.
-        self._calls = asyncio.Lock()
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> asyncio.Task[None]:
@@ -254,15 +250,10 @@ class TablePlayer:
         responses = aiter(call)
         try:
             if self._watched_version == 0:
-                # The stream's start catches the table up in the table service: not while
-                # one of our moves is being appended (see ``_calls``).
-                async with self._calls:
-                    try:
-                        first = await asyncio.wait_for(
-                            anext(responses), FIRST_BATCH_TIMEOUT_SECONDS
-                        )
-                    except StopAsyncIteration:
-                        return
+                try:
+                    first = await asyncio.wait_for(anext(responses), FIRST_BATCH_TIMEOUT_SECONDS)
+                except StopAsyncIteration:
+                    return
                 self._observed(first)
             async for response in responses:
                 self._observed(response)
@@ -318,8 +309,7 @@ class TablePlayer:
     # -- playing ------------------------------------------------------------------------------
     async def _step(self) -> None:
         """Look at the table as a spectator and move for each of our seats that is to act."""
-        async with self._calls:
-            table = await self._client.get_table(self.table_id)
+        table = await self._client.get_table(self.table_id)
         if table.status == FINISHED:
             await self._release_all("finished")
             return
@@ -347,8 +337,7 @@ class TablePlayer:
                 return
             started = time.monotonic()
             try:
-                async with self._calls:
-                    reply = await self._client.get_table(self.table_id, seat)
+                reply = await self._client.get_table(self.table_id, seat)
             except grpc.aio.AioRpcError as error:
                 if await self._seat_lost(seat, error):
                     return
@@ -373,8 +362,7 @@ class TablePlayer:
             # seats would refuse each other's moves in turn.
             expected = reply.version if len(status.to_act) == 1 else 0
             try:
-                async with self._calls:
-                    await self._client.make_move(self.table_id, seat, action, command_id, expected)
+                await self._client.make_move(self.table_id, seat, action, command_id, expected)
             except grpc.aio.AioRpcError as error:
                 code = error.code()
                 if code == grpc.StatusCode.FAILED_PRECONDITION:
