@@ -68,18 +68,19 @@ def test_bench_floor_adds_the_work_it_is_asked_for_to_each_move(
     nats_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("NATS_URL", nats_url)
-    command = ["bench-floor", "--tables", "2", "--seconds", "1.5", "--rates", "40"]
-    assert main([*command, "--work-us", "0,3000"]) == 0
+    command = ["bench-floor", "--tables", "2", "--seconds", "2", "--rates", "10"]
+    assert main([*command, "--work-us", "0,20000"]) == 0
 
     report = _printed(capsys)
     bare, worked = report["steps"]  # type: ignore[misc]
-    assert (bare["work_us_per_move"], worked["work_us_per_move"]) == (0, 3000)
+    assert (bare["work_us_per_move"], worked["work_us_per_move"]) == (0, 20000)
 
     def servers_cpu(step: dict[str, object]) -> float:
         (run,) = step["runs"]  # type: ignore[misc]
         assert run["moves"] > 0 and run["errors"] == 0
-        assert run["within_target"] is None  # no target is set at 40 moves/s
+        assert run["within_target"] is None  # no target is set at 10 moves/s
         return float(run["cpu_ms_per_move"]["floor rules"] + run["cpu_ms_per_move"]["floor table"])
 
-    # Three calls of a third each: the servers spend at least 3 ms more CPU on each move.
-    assert servers_cpu(worked) >= servers_cpu(bare) + 2.9
+    # Three calls of a third each: the servers spend 20 ms more CPU on each move. At so few
+    # moves a second the idle servers' own CPU per move varies by a few ms from run to run.
+    assert servers_cpu(worked) >= servers_cpu(bare) + 15
