@@ -96,13 +96,23 @@ async def test_quick_seat_fills_one_table_then_opens_another(cluster: Cluster) -
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
+async def _bot_seats_listed(player: Player, table_id: str) -> int:
+    """The lobby's count of the seats computer players hold at a running table."""
+    listing = await player.stub.ListTables(table_pb2.ListTablesRequest(status="running"))
+    (summary,) = [entry for entry in listing.tables if entry.table_id == table_id]
+    assert summary.HasField("bot_seats")
+    return summary.bot_seats
+
+
 async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> None:
     host = cluster.player("host")
     table_id = await host.create("hearts", 4, {"quick": "true"})
     players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
     for seat, player in players.items():
         await player.join(table_id, seat)
+    assert await _bot_seats_listed(host, table_id) == 0
     await players[2].leave(table_id)
+    assert await _bot_seats_listed(host, table_id) == 1  # the bot service's scan reads it
     table = await host.view(table_id, None)
     assert table.seats[2].kind == events_pb2.PLAYER_KIND_BOT
     assert not table.seats[2].connected
@@ -130,6 +140,7 @@ async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> No
     table = await host.view(table_id, None)
     assert table.seats[2].player_id == "p2"
     assert table.seats[2].kind == events_pb2.PLAYER_KIND_PERSON
+    assert await _bot_seats_listed(host, table_id) == 0
     events = await _watch_until(
         host, table_id, None, lambda event: event.HasField("seat_reclaimed")
     )

@@ -5,10 +5,12 @@ Seats are offered from two sources:
 * the table service's seat requests on NATS (``requests``), at once: seats filled at the
   start, and seats handed over after a leave or three timeouts;
 * a scan of the running tables (``ListTables(status=running)``, then ``GetTable`` as a
-  spectator) at start-up and every few seconds: it finds the seats a computer player holds
-  that no replica plays. That is how seats survive a restart (ours, or a replica that died:
-  its claims expire), how a request lost while no replica listened is made good, and how a
+  spectator of each table whose summary counts computer-held seats, or predates that count)
+  at start-up and every few seconds: it finds the seats a computer player holds that no
+  replica plays. That is how seats survive a restart (ours, or a replica that died: its
+  claims expire), how a request lost while no replica listened is made good, and how a
   rematch's computer players (the table service sends no request for them) are picked up.
+  A table of people only costs the scan its line in the list.
 
 The table service is the truth about which seats are computer-played, so no durable queue
 of requests is kept: a request is only a prompt to look at a table sooner. An offered seat is
@@ -30,6 +32,7 @@ from cardtable.bot_service.table_player import TablePlayer
 from cardtable.bots.strategy import Strategy
 from cardtable.platform.logging import get_logger
 from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2
 
 _log = get_logger(__name__)
 #: Tables read at once during a scan: enough to be quick, few enough not to flood the service.
@@ -255,5 +258,12 @@ class BotSupervisor:
                     taken += 1
             return taken
 
-        found = await asyncio.gather(*(look(table.table_id, table.seats) for table in tables))
+        found = await asyncio.gather(
+            *(look(table.table_id, table.seats) for table in tables if _may_have_bot_seats(table))
+        )
         return sum(found)
+
+
+def _may_have_bot_seats(table: table_pb2.TableSummary) -> bool:
+    """Whether a computer player may hold a seat: the lobby says so, or does not say."""
+    return not table.HasField("bot_seats") or table.bot_seats > 0

@@ -363,4 +363,5 @@ def summary_of(state: TableState) -> TableSummary:
         options=dict(state.options),
         created_at=state.created_at,
         fill_at=fill_at,
+        bot_seats=sum(1 for seat in state.seats if seat.is_bot),
     )

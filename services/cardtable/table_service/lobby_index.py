@@ -35,6 +35,8 @@ class TableSummary:
     created_at: float = 0.0
     #: Seconds after creation at which empty seats are filled with computer players; 0: never.
     fill_at: float = 0.0
+    #: Seats a computer player holds now; None in an entry written before the field existed.
+    bot_seats: int | None = None
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()

@@ -510,4 +510,5 @@ def _summary_message(summary: TableSummary) -> table_pb2.TableSummary:
         seats_taken=summary.seats_taken,
         status=summary.status,
         options=common_pb2.GameOptions(values=summary.options),
+        bot_seats=summary.bot_seats,
     )

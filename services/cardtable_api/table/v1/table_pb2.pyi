@@ -87,12 +87,17 @@ class TableSummary(_message.Message):
     SEATS_TAKEN_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    BOT_SEATS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     seats: _builtins.int
     seats_taken: _builtins.int
     status: _builtins.str
     """"open", "running", "finished"."""
+    bot_seats: _builtins.int
+    """Seats a computer player holds now (filled at the start, or handed over). Unset when the
+    lobby entry predates this field: a reader must then look at the table itself.
+    """
     @_builtins.property
     def options(self) -> _common_pb2.GameOptions: ...
     def __init__(
@@ -104,12 +109,15 @@ class TableSummary(_message.Message):
         seats_taken: _builtins.int = ...,
         status: _builtins.str = ...,
         options: _common_pb2.GameOptions | None = ...,
+        bot_seats: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats", "bot_seats", b"bot_seats", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "options", b"options", "seats", b"seats", "seats_taken", b"seats_taken", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats", "bot_seats", b"bot_seats", "game", b"game", "options", b"options", "seats", b"seats", "seats_taken", b"seats_taken", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bot_seats: _TypeAlias = _typing.Literal["bot_seats"]  # noqa: Y015
+    _WhichOneofArgType__bot_seats: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bot_seats) -> _WhichOneofReturnType__bot_seats | None: ...
 
 Global___TableSummary: _TypeAlias = TableSummary  # noqa: Y015
 

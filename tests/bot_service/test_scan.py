@@ -1,0 +1,63 @@
+"""The bot service's scan of running tables reads only those a computer player may sit at.
+
+A lobby full of people's tables (a busy site, or a load test's abandoned games) must not cost
+a spectator read of every table every few seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from prometheus_client import CollectorRegistry
+
+from cardtable.bot_service.claims import SeatClaims
+from cardtable.bot_service.metrics import BotMetrics
+from cardtable.bot_service.supervisor import BotSupervisor
+from cardtable.bot_service.table_client import TableClient
+from cardtable.bots.strategy import Strategy
+from cardtable_api.events.v1 import events_pb2
+from cardtable_api.table.v1 import table_pb2
+
+
+class _Lobby:
+    """A table client whose lobby lists given summaries and which counts table reads."""
+
+    def __init__(self, summaries: list[table_pb2.TableSummary]) -> None:
+        self._summaries = summaries
+        self.read: list[str] = []
+
+    async def running_tables(self) -> list[table_pb2.TableSummary]:
+        return self._summaries
+
+    async def get_table(self, table_id: str, seat: int | None = None) -> Any:
+        self.read.append(table_id)
+        person = events_pb2.PLAYER_KIND_PERSON
+        people = [table_pb2.SeatInfo(seat=number, kind=person) for number in range(4)]
+        return table_pb2.GetTableResponse(table_id=table_id, status="running", seats=people)
+
+
+class _NoClaims:
+    def held(self) -> list[tuple[str, int]]:
+        return []
+
+
+def _supervisor(lobby: _Lobby) -> BotSupervisor:
+    return BotSupervisor(
+        client=cast(TableClient, lobby),
+        claims=cast(SeatClaims, _NoClaims()),
+        strategies=lambda name: cast(Strategy, None),
+        default_strategy="rules",
+        metrics=BotMetrics(CollectorRegistry()),
+        max_seats=10,
+        rescan_seconds=5.0,
+        reclaim_grace_seconds=0.0,
+    )
+
+
+async def test_the_scan_skips_tables_where_only_people_sit() -> None:
+    people_only = table_pb2.TableSummary(table_id="people", seats=4, bot_seats=0)
+    with_a_bot = table_pb2.TableSummary(table_id="bots", seats=4, bot_seats=1)
+    unknown = table_pb2.TableSummary(table_id="older-entry", seats=4)  # no count: look
+    lobby = _Lobby([people_only, with_a_bot, unknown])
+    assert await _supervisor(lobby).scan() == 0
+    assert sorted(lobby.read) == ["bots", "older-entry"]
