@@ -139,9 +139,8 @@ def _floor_table(report: dict[str, Any]) -> Table:
     )
     for run in floor["runs"]:
         rate = run["target_moves_per_s"]
+        # The floor runs at the best load's tables: the fastest unpaced run, and the paced ones.
         system = _run_at(report["runs"] + report.get("paced", []), rate)
-        if system is not None and system["tables"] != floor["tables"]:
-            system = next((r for r in report["runs"] if r["tables"] == floor["tables"]), None)
         table.add_row(
             "unpaced" if rate is None else f"{rate:,.0f}/s",
             f"{run['moves_per_s']:,.0f}",
