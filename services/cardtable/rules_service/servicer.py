@@ -83,7 +83,7 @@ def deal(
     request: rules_pb2.DealRequest, into: rules_pb2.DealResponse | None = None
 ) -> rules_pb2.DealResponse:
     """The deal applied; written into ``into`` when given (a pipelined reply's field)."""
-    state = codec.decode_state(request.state)
+    state = codec.decode_state(request.state, to_change=True)
     facts = state.deal(codec.decode_deck_order(request.deck_order))
     response = rules_pb2.DealResponse() if into is None else into
     response.state.CopyFrom(codec.encode_state(state))
@@ -97,7 +97,7 @@ def apply_action(
 ) -> rules_pb2.ApplyActionResponse:
     """The action applied; written into ``into`` when given (a pipelined reply's field), so
     that the views, the largest part, are built where they stay instead of being copied."""
-    state = codec.decode_state(request.state)
+    state = codec.decode_state(request.state, to_change=True)
     action = parse_action(codec.decode_action_text(request.action))
     facts = state.apply(request.seat, action)
     response = rules_pb2.ApplyActionResponse() if into is None else into
