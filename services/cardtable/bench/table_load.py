@@ -19,11 +19,20 @@ Only MakeMove calls count as moves; their latency is measured from the client's 
 optional target rate paces each table's moves to measure latency below saturation. The first
 tenth of a run is warm-up: every table sits down at once then, which a steady load never sees,
 so moves started before it ends are neither counted nor timed, and the rate is over the rest.
+
+Paced tables are first spread over the course of a game (``ramp``). Every game of the load
+has the same number of moves, so tables that start together at one pace stay in step: they
+all finish their games, create new tables, seat four players and deal within the same tenth
+of a second, every game, a burst a steady load of independent tables never sees (measured in
+session 7: at 500 moves/s over 40 tables, clusters of 40-70 slow moves every 4.5 s, one per
+game). So before the timed run each paced table plays a random number of its first game's
+moves, at once and untimed; then every table is at its own point of its game.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 import uuid
@@ -44,6 +53,9 @@ NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
 CLIENT_MODELS = ("poll", "pipeline", "turns")
 #: The share of a run at its start whose moves are not counted (see the module doc).
 WARMUP_SHARE = 0.1
+#: Moves in one Hearts quick game (52 cards played, four passes): a paced table's ramp plays
+#: a random number of moves below it, so games end at random points of the pace.
+MOVES_PER_GAME = 56
 
 
 @dataclass
@@ -167,30 +179,63 @@ class _Table:
         )
 
 
-async def _play_table(
+@dataclass
+class _Seated:
+    """A table's players, ready to play; the game its ramp left unfinished, if any."""
+
+    rng: random.Random
+    metadata: Sequence[tuple[tuple[str, str], ...]]
+    table_id: str | None = None
+    version: int = 0
+
+
+async def _ramp(
     stub: table_pb2_grpc.TableServiceAsyncStub,
     moves: table_pb2_grpc.TableServiceAsyncStub | PipelinedTableStub,
     tokens: TokenCodec,
+    rng: random.Random,
+    ramp_moves: int,
+) -> _Seated:
+    """A table's players, and its first game played ``ramp_moves`` moves in, untimed."""
+    players = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(4)]
+    metadata = [(("authorization", f"Bearer {tokens.issue(player)}"),) for player in players]
+    seated = _Seated(rng, metadata)
+    if not ramp_moves:
+        return seated
+    untimed = LoadResult(tables=1, seconds=0.0, counting_from=math.inf)
+    table = _Table(stub, moves, untimed, math.inf, Pacer(0.0), metadata)
+    seated.table_id = await table.new_game()
+    seated.version = await _poll_and_play(table, seated.table_id, rng, stop_after=ramp_moves)
+    if seated.version == 0:  # the game ended within the ramp: the timed run starts a new one
+        seated.table_id = None
+    return seated
+
+
+async def _play_table(
+    stub: table_pb2_grpc.TableServiceAsyncStub,
+    moves: table_pb2_grpc.TableServiceAsyncStub | PipelinedTableStub,
+    seated: _Seated,
     result: LoadResult,
     deadline: float,
-    rng: random.Random,
     interval: float,
     clients: str,
 ) -> None:
+    rng = seated.rng
     if interval:  # spread the paced tables over the interval instead of moving in step
         await asyncio.sleep(rng.uniform(0, interval))
-    players = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(4)]
-    metadata = [(("authorization", f"Bearer {tokens.issue(player)}"),) for player in players]
-    table = _Table(stub, moves, result, deadline, Pacer(interval), metadata)
+    table = _Table(stub, moves, result, deadline, Pacer(interval), seated.metadata)
+    table_id, seated.table_id = seated.table_id, None
     while time.perf_counter() < deadline:
-        table_id = await table.new_game()
+        if table_id is None:
+            table_id = await table.new_game()
         if clients == "turns":
             seat_rngs = [random.Random(rng.random()) for _ in range(4)]
             await asyncio.gather(
                 *(_play_seat(table, table_id, seat, seat_rngs[seat]) for seat in range(4))
             )
         else:
-            await _poll_and_play(table, table_id, rng)
+            await _poll_and_play(table, table_id, rng, known_version=seated.version)
+        table_id, seated.version = None, 0
 
 
 async def _play_seat(table: _Table, table_id: str, seat: int, rng: random.Random) -> None:
@@ -225,15 +270,24 @@ async def _play_seat(table: _Table, table_id: str, seat: int, rng: random.Random
         stream.cancel()
 
 
-async def _poll_and_play(table: _Table, table_id: str, rng: random.Random) -> None:
+async def _poll_and_play(
+    table: _Table,
+    table_id: str,
+    rng: random.Random,
+    stop_after: int | None = None,
+    known_version: int = 0,
+) -> int:
     """The ``poll`` model: a seat to act reads its view with GetTable, then moves.
 
     The table's clients know the version the last move made, so they ask for a view at least
-    that new (``min_version``) rather than making the service read the log first.
+    that new (``min_version``) rather than making the service read the log first. Plays until
+    the game is over (0 returned) or the deadline, or ``stop_after`` accepted moves (the
+    table's version returned, to go on from as ``known_version``).
     """
     to_act = [0, 1, 2, 3]
-    version = 0
-    while time.perf_counter() < table.deadline:
+    version = known_version
+    made = 0
+    while time.perf_counter() < table.deadline and made != stop_after:
         seat = rng.choice(to_act)
         view = await table.view(table_id, seat, min_version=version)
         action = random_legal_action(view.view, rng)
@@ -243,11 +297,13 @@ async def _poll_and_play(table: _Table, table_id: str, rng: random.Random) -> No
         if reply is None:
             version = 0  # refused: read the log before the next view
             continue
+        made += 1
         if reply.status.over:
             table.result.games += 1
-            return
+            return 0
         to_act = list(reply.status.to_act)
         version = reply.version
+    return version
 
 
 async def run_load(
@@ -268,34 +324,34 @@ async def run_load(
         raise ValueError(f"clients must be one of {', '.join(CLIENT_MODELS)}, not {clients!r}")
     interval = tables / target_moves_per_s if target_moves_per_s else 0.0
     result = LoadResult(tables=tables, seconds=seconds)
+    ramped = bool(interval) and clients != "turns"  # see the module doc
     async with grpc.aio.insecure_channel(address) as channel:
         stub = table_pb2_grpc.TableServiceStub(channel)
         pipelined = PipelinedTableStub(channel) if clients == "pipeline" else None
         moves = pipelined or stub
-        started = time.perf_counter()
-        deadline = started + seconds
-        result.counting_from = started + WARMUP_SHARE * seconds
-        warm_up = asyncio.get_running_loop().call_at(
-            asyncio.get_running_loop().time() + WARMUP_SHARE * seconds, on_warmed_up
-        )
+        rngs = [random.Random(index) for index in range(tables)]
         try:
-            await asyncio.gather(
+            seated = await asyncio.gather(
                 *(
-                    _play_table(
-                        stub,
-                        moves,
-                        tokens,
-                        result,
-                        deadline,
-                        random.Random(index),
-                        interval,
-                        clients,
-                    )
-                    for index in range(tables)
+                    _ramp(stub, moves, tokens, rng, rng.randrange(MOVES_PER_GAME) if ramped else 0)
+                    for rng in rngs
                 )
             )
+            loop = asyncio.get_running_loop()
+            started = time.perf_counter()
+            deadline = started + seconds
+            result.counting_from = started + WARMUP_SHARE * seconds
+            warm_up = loop.call_at(loop.time() + WARMUP_SHARE * seconds, on_warmed_up)
+            try:
+                await asyncio.gather(
+                    *(
+                        _play_table(stub, moves, table, result, deadline, interval, clients)
+                        for table in seated
+                    )
+                )
+            finally:
+                warm_up.cancel()
         finally:
-            warm_up.cancel()
             if pipelined is not None:
                 await pipelined.close()
         result.seconds = time.perf_counter() - result.counting_from
