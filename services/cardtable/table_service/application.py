@@ -38,8 +38,11 @@ from cardtable.table_service.state import (
     FINISHED,
     OPEN,
     PERSON,
+    GameStep,
     TableState,
     apply_batch,
+    is_deal,
+    step_message,
 )
 from cardtable.table_service.store import (
     SCHEMA_VERSION,
@@ -54,6 +57,11 @@ from cardtable_api.rules.v1 import rules_pb2
 MAX_ATTEMPTS = 5
 MAX_COMMAND_ID_CHARS = 128
 CACHE_SIZE = 10_000
+#: Finished tables kept in memory; beyond it the least recently used are dropped, and a
+#: later read rebuilds them from the log. A finished game is seldom read again (its last
+#: view, a rematch), and every table in memory is walked by each full garbage collection:
+#: keeping every game served made those pauses grow with the service's age (session 7).
+FINISHED_CACHE_SIZE = 1_000
 
 _log = get_logger(__name__)
 
@@ -95,6 +103,7 @@ class TableApplication:
         environment: Environment,
         index: LobbyIndex | None = None,
         bot_requests: BotRequestSink | None = None,
+        finished_cache_size: int = FINISHED_CACHE_SIZE,
     ) -> None:
         self.store = store
         self.rules = rules
@@ -103,6 +112,10 @@ class TableApplication:
         self.index = index
         self._bot_requests = bot_requests
         self._cache: OrderedDict[str, Table] = OrderedDict()
+        #: The cached tables whose game is over, least recently used first.
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        #: How many finished tables stay in memory (see FINISHED_CACHE_SIZE).
+        self.finished_cache_size = finished_cache_size
         self._locks: dict[str, asyncio.Lock] = {}
         #: Called with the table after each append of this replica (turn watchers wait on it).
         self.appended_listeners: list[Callable[[Table], None]] = []
@@ -142,15 +155,25 @@ class TableApplication:
             return await self.load(table_id, refresh=True)
 
     def _remember(self, table: Table) -> None:
-        self._cache[table.state.table_id] = table
-        self._cache.move_to_end(table.state.table_id)
+        table_id = table.state.table_id
+        self._cache[table_id] = table
+        self._cache.move_to_end(table_id)
+        if table.state.status == FINISHED:
+            self._finished[table_id] = None
+            self._finished.move_to_end(table_id)
         while len(self._cache) > CACHE_SIZE:
-            evicted, _ = self._cache.popitem(last=False)
-            self._locks.pop(evicted, None)
+            self._forget(next(iter(self._cache)))
+        while len(self._finished) > self.finished_cache_size:
+            self._forget(next(iter(self._finished)))
+
+    def _forget(self, table_id: str) -> None:
+        self._cache.pop(table_id, None)
+        self._finished.pop(table_id, None)
+        self._locks.pop(table_id, None)
 
     async def _catch_up(self, table: Table) -> None:
         """Fold the batches after the table's sequence and bring its game state along."""
-        new_inputs: list[rules_pb2.GameInput] = []
+        new_inputs: list[GameStep] = []
         started_before = table.game_state is not None
         try:
             async for stored in self.store.read(table.state.table_id, table.state.sequence):
@@ -168,7 +191,7 @@ class TableApplication:
                     players=table.state.seat_count,
                     options=common_pb2.GameOptions(values=table.state.options),
                     first_dealer=table.state.first_dealer,
-                    inputs=table.state.inputs,
+                    inputs=[step_message(step) for step in table.state.inputs],
                 )
             )
             table.game_state, table.game_status = reply.state, reply.status
@@ -176,19 +199,18 @@ class TableApplication:
         for step in new_inputs:
             await self._advance(table, step)
 
-    async def _advance(self, table: Table, step: rules_pb2.GameInput) -> None:
+    async def _advance(self, table: Table, step: GameStep) -> None:
         """Apply one input that another replica already logged."""
         assert table.game_state is not None
-        if step.HasField("deal"):
+        seat, action, deck_order = step
+        if is_deal(step):
             dealt = await self.rules.deal(
-                rules_pb2.DealRequest(state=table.game_state, deck_order=step.deal.cards)
+                rules_pb2.DealRequest(state=table.game_state, deck_order=deck_order)
             )
             table.game_state, table.game_status = dealt.state, dealt.status
         else:
             applied = await self.rules.apply_action(
-                rules_pb2.ApplyActionRequest(
-                    state=table.game_state, seat=step.action.seat, action=step.action.action
-                )
+                rules_pb2.ApplyActionRequest(state=table.game_state, seat=seat, action=action)
             )
             table.game_state, table.game_status = applied.state, applied.status
 
