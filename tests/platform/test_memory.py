@@ -1,4 +1,4 @@
-"""Objects alive after startup are frozen: full collections no longer walk them."""
+"""After startup the collector skips what startup made and collects young objects seldom."""
 
 from __future__ import annotations
 
@@ -7,22 +7,31 @@ from collections.abc import Iterator
 
 import pytest
 
-from cardtable.platform.memory import freeze_startup_objects
+from cardtable.platform.memory import YOUNG_COLLECTION_THRESHOLD, tune_garbage_collector
 
 
 @pytest.fixture
-def unfrozen_afterwards() -> Iterator[None]:
+def collector_restored_afterwards() -> Iterator[None]:
+    thresholds = gc.get_threshold()
     yield
     gc.unfreeze()
+    gc.set_threshold(*thresholds)
 
 
-@pytest.mark.usefixtures("unfrozen_afterwards")
+@pytest.mark.usefixtures("collector_restored_afterwards")
 def test_startup_objects_leave_the_collected_generations() -> None:
     gc.unfreeze()
     kept_alive = [{"startup": number} for number in range(1000)]
     tracked_before = len(gc.get_objects())
-    frozen = freeze_startup_objects()
+    frozen = tune_garbage_collector()
     assert frozen == gc.get_freeze_count() >= len(kept_alive)
     # What the collector still examines is what was made after the freeze.
     assert len(gc.get_objects()) < tracked_before - len(kept_alive)
     assert not any(obj is kept_alive[0] for obj in gc.get_objects())
+
+
+@pytest.mark.usefixtures("collector_restored_afterwards")
+def test_young_collections_wait_for_many_more_allocations() -> None:
+    _, older, oldest = gc.get_threshold()
+    tune_garbage_collector()
+    assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD, older, oldest)

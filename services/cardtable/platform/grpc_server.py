@@ -27,7 +27,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from cardtable.platform.logging import BoundLogger, get_logger
-from cardtable.platform.memory import freeze_startup_objects
+from cardtable.platform.memory import tune_garbage_collector
 from cardtable.platform.metrics import (
     GrpcServerMetrics,
     MetricsInterceptor,
@@ -211,8 +211,8 @@ async def serve(
         )
         if on_started is not None:
             on_started(running)
-        frozen = freeze_startup_objects()
-        log.debug("startup objects frozen", extra={"objects": frozen})
+        frozen = tune_garbage_collector()
+        log.debug("garbage collector tuned", extra={"frozen_objects": frozen})
         try:
             await stop_requested.wait()
             log.info(
