@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from cardtable.platform.memory import YOUNG_COLLECTION_THRESHOLD, tune_garbage_collector
+from cardtable.platform.memory import (
+    YOUNG_COLLECTION_THRESHOLD,
+    garbage_collector_tuned,
+    tune_garbage_collector,
+)
 
 
 @pytest.fixture
@@ -35,3 +39,13 @@ def test_young_collections_wait_for_many_more_allocations() -> None:
     _, older, oldest = gc.get_threshold()
     tune_garbage_collector()
     assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD, older, oldest)
+
+
+def test_a_command_gets_the_collector_back_as_it_was() -> None:
+    thresholds = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    with garbage_collector_tuned():
+        assert gc.get_threshold()[0] == YOUNG_COLLECTION_THRESHOLD
+        assert gc.get_freeze_count() > frozen
+    assert gc.get_threshold() == thresholds
+    assert gc.get_freeze_count() == 0

@@ -23,10 +23,10 @@ so moves started before it ends are neither counted nor timed, and the rate is o
 Paced tables are first spread over the course of a game (``ramp``). Every game of the load
 has the same number of moves, so tables that start together at one pace stay in step: they
 all finish their games, create new tables, seat four players and deal within the same tenth
-of a second, every game, a burst a steady load of independent tables never sees (measured in
-session 7: at 500 moves/s over 40 tables, clusters of 40-70 slow moves every 4.5 s, one per
-game). So before the timed run each paced table plays a random number of its first game's
-moves, at once and untimed; then every table is at its own point of its game.
+of a second, every game, a burst a steady load of independent tables never sees (at 500
+moves/s over 40 tables, clusters of 40-70 slow moves every 4.5 s, one per game:
+docs/proving-it.md). So before the timed run each paced table plays a random number of its
+first game's moves, at once and untimed; then every table is at its own point of its game.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Iterator
 
 #: Young objects allocated (net) between young collections; Python's default is 700.
 YOUNG_COLLECTION_THRESHOLD = 10_000
@@ -12,7 +14,7 @@ def tune_garbage_collector() -> int:
     """Freeze the objects startup made, collect young objects less often; how many frozen.
 
     A collection stops the event loop, and every call waiting meanwhile carries the pause in
-    its latency. Both settings were measured in session 7 under load (docs/proving-it.md):
+    its latency. Both settings were measured under load (docs/proving-it.md, "Pauses"):
 
     - A started service holds tens of thousands of objects that live as long as it does:
       modules, classes, protobuf descriptors, gRPC and NATS machinery. Every full collection
@@ -29,3 +31,16 @@ def tune_garbage_collector() -> int:
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, older, oldest)
     return gc.get_freeze_count()
+
+
+@contextlib.contextmanager
+def garbage_collector_tuned() -> Iterator[None]:
+    """:func:`tune_garbage_collector` for a command that ends (a load generator): its own
+    pauses would land in the latencies it measures. The settings are restored at the end."""
+    thresholds = gc.get_threshold()
+    tune_garbage_collector()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)

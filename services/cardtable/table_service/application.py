@@ -60,7 +60,7 @@ CACHE_SIZE = 10_000
 #: Finished tables kept in memory; beyond it the least recently used are dropped, and a
 #: later read rebuilds them from the log. A finished game is seldom read again (its last
 #: view, a rematch), and every table in memory is walked by each full garbage collection:
-#: keeping every game served made those pauses grow with the service's age (session 7).
+#: keeping every game served made those pauses grow with the service's age (docs/proving-it.md).
 FINISHED_CACHE_SIZE = 1_000
 
 _log = get_logger(__name__)

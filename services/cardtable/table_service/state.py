@@ -63,7 +63,7 @@ class Timer:
 #: ``GameInput`` message is two tracked objects. A table keeps one step per move and the
 #: service keeps thousands of tables in memory: as messages, the steps were most of what
 #: every full collection walked (130,000 objects and pauses of 80-120 ms after a few minutes
-#: of load, measured in session 7).
+#: of load: docs/proving-it.md).
 GameStep = tuple[int, str, tuple[str, ...]]
 
 
