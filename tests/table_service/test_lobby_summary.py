@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cardtable.table_service.lobby_index import TableSummary
+from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
 from cardtable.table_service.servicer import _summary_message
 
 
@@ -22,3 +22,16 @@ def test_a_counted_entry_lists_its_count_even_when_it_is_zero() -> None:
     assert TableSummary.from_json(summary.to_json()) == summary
     message = _summary_message(summary)
     assert message.HasField("bot_seats") and message.bot_seats == 0
+
+
+async def test_the_index_follows_each_table_from_status_to_status() -> None:
+    index = LobbyIndex(jetstream=None, bucket="unused")  # type: ignore[arg-type]  # no bucket: memory only
+    await index.put(TableSummary("t1", "hearts", 4, 1, "open", created_at=2.0))
+    await index.put(TableSummary("t0", "hearts", 4, 1, "open", created_at=1.0))
+    await index.put(TableSummary("t1", "hearts", 4, 4, "running", created_at=2.0))
+    assert [summary.table_id for summary in index.tables("open")] == ["t0"]
+    assert [summary.table_id for summary in index.with_status("running")] == ["t1"]
+    await index.put(TableSummary("t1", "hearts", 4, 4, "finished", created_at=2.0))
+    assert list(index.with_status("running")) == []
+    assert [summary.table_id for summary in index.tables("open", "finished")] == ["t0", "t1"]
+    assert [summary.table_id for summary in index.tables()] == ["t0", "t1"]  # oldest first

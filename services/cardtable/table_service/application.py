@@ -22,6 +22,7 @@ from cardtable.platform.logging import get_logger
 from cardtable.platform.tracing import current_trace_id
 from cardtable.table_service.auth import Principal
 from cardtable.table_service.commands import Decider, Decision, Environment, Table
+from cardtable.table_service.deadlines import DeadlineBook
 from cardtable.table_service.errors import (
     BadRequestError,
     ConcurrencyConflictError,
@@ -38,6 +39,7 @@ from cardtable.table_service.state import (
     FINISHED,
     OPEN,
     PERSON,
+    RUNNING,
     GameStep,
     TableState,
     apply_batch,
@@ -117,6 +119,8 @@ class TableApplication:
         #: How many finished tables stay in memory (see FINISHED_CACHE_SIZE).
         self.finished_cache_size = finished_cache_size
         self._locks: dict[str, asyncio.Lock] = {}
+        #: The turn-timer deadlines of the tables in memory, for the timers.
+        self.deadlines = DeadlineBook()
         #: Called with the table after each append of this replica (turn watchers wait on it).
         self.appended_listeners: list[Callable[[Table], None]] = []
 
@@ -161,15 +165,22 @@ class TableApplication:
         if table.state.status == FINISHED:
             self._finished[table_id] = None
             self._finished.move_to_end(table_id)
+        timer = table.state.timer
+        if table.state.status == RUNNING and timer is not None:
+            self.deadlines.schedule(table_id, timer.deadline)
+        else:
+            self.deadlines.cancel(table_id)
         while len(self._cache) > CACHE_SIZE:
             self._forget(next(iter(self._cache)))
         while len(self._finished) > self.finished_cache_size:
             self._forget(next(iter(self._finished)))
 
     def _forget(self, table_id: str) -> None:
+        """Drop a table from memory; the timers' adoption pass reloads it if it runs."""
         self._cache.pop(table_id, None)
         self._finished.pop(table_id, None)
         self._locks.pop(table_id, None)
+        self.deadlines.cancel(table_id)
 
     async def _catch_up(self, table: Table) -> None:
         """Fold the batches after the table's sequence and bring its game state along."""

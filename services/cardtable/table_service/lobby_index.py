@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -55,6 +56,9 @@ class LobbyIndex:
         self._bucket_name = bucket
         self._bucket: KeyValue | None = None
         self._tables: dict[str, TableSummary] = {}
+        #: The same summaries by status, kept as they change: the timers look at open and
+        #: running tables many times a second, and finished ones only ever accumulate.
+        self._by_status: dict[str, dict[str, TableSummary]] = {}
         self._watcher_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -82,13 +86,13 @@ class LobbyIndex:
                     continue
                 if entry.value and entry.operation is None:
                     try:
-                        self._tables[entry.key] = TableSummary.from_json(entry.value)
+                        self._store(TableSummary.from_json(entry.value))
                     except (ValueError, TypeError) as error:
                         _log.warning(
                             "unreadable lobby entry", extra={"key": entry.key, "error": str(error)}
                         )
                 else:
-                    self._tables.pop(entry.key, None)
+                    self._drop(entry.key)
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()  # type: ignore[no-untyped-call]
@@ -101,7 +105,7 @@ class LobbyIndex:
         """
         if self._tables.get(summary.table_id) == summary:
             return
-        self._tables[summary.table_id] = summary
+        self._store(summary)
         if self._bucket is None:
             return
         try:
@@ -111,10 +115,29 @@ class LobbyIndex:
                 "lobby index put failed", extra={"table_id": summary.table_id, "error": repr(error)}
             )
 
-    def tables(self) -> list[TableSummary]:
-        return sorted(
-            self._tables.values(), key=lambda summary: (summary.created_at, summary.table_id)
+    def _store(self, summary: TableSummary) -> None:
+        self._drop(summary.table_id)
+        self._tables[summary.table_id] = summary
+        self._by_status.setdefault(summary.status, {})[summary.table_id] = summary
+
+    def _drop(self, table_id: str) -> None:
+        old = self._tables.pop(table_id, None)
+        if old is not None:
+            self._by_status.get(old.status, {}).pop(table_id, None)
+
+    def tables(self, *statuses: str) -> list[TableSummary]:
+        """The summaries, oldest first; only those with one of ``statuses`` when given (that
+        costs what those tables count, not what every table ever served counts)."""
+        chosen = (
+            [summary for status in statuses for summary in self._by_status.get(status, {}).values()]
+            if statuses
+            else list(self._tables.values())
         )
+        return sorted(chosen, key=lambda summary: (summary.created_at, summary.table_id))
+
+    def with_status(self, status: str) -> Iterable[TableSummary]:
+        """The summaries with ``status``, in no order: a live view, not to change while read."""
+        return self._by_status.get(status, {}).values()
 
     def get(self, table_id: str) -> TableSummary | None:
         return self._tables.get(table_id)

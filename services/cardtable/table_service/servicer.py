@@ -169,15 +169,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 raise BadRequestError("status is 'open', 'running', 'finished' or empty")
             size = min(request.page_size or 50, MAX_PAGE_SIZE)
             start = _page(request.page_token)
+            statuses = (request.status,) if request.status else (OPEN, RUNNING)
             summaries = [
                 summary
-                for summary in (self._app.index.tables() if self._app.index else [])
-                if (not request.game or summary.game == request.game)
-                and (
-                    summary.status == request.status
-                    if request.status
-                    else summary.status in (OPEN, RUNNING)
-                )
+                for summary in (self._app.index.tables(*statuses) if self._app.index else [])
+                if not request.game or summary.game == request.game
             ]
             page = summaries[start : start + size]
             next_token = ""
@@ -217,9 +213,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             wanted = dict(request.options.values)
             candidates = [
                 summary
-                for summary in (self._app.index.tables() if self._app.index else [])
-                if summary.status == OPEN
-                and summary.game == game
+                for summary in (self._app.index.tables(OPEN) if self._app.index else [])
+                if summary.game == game
                 and summary.seats_taken < summary.seats
                 and (not request.seats or summary.seats == request.seats)
                 and summary.options == wanted

@@ -56,24 +56,20 @@ class TableTimers:
             if now - adopted_at >= ADOPT_EVERY_SECONDS:
                 adopted_at = now
                 await self._adopt_running_tables()
-            due = [
-                table.state.table_id
-                for table in self._app.cached_tables()
-                if table.state.status == RUNNING
-                and table.state.timer is not None
-                and table.state.timer.deadline <= now
-            ]
+            due = self._app.deadlines.pop_due(now)
             index = self._app.index
             if index is not None:
                 due.extend(
                     summary.table_id
-                    for summary in index.tables()
-                    if summary.status == OPEN and 0 < summary.fill_at <= now
+                    for summary in index.with_status(OPEN)
+                    if 0 < summary.fill_at <= now
                 )
             for table_id in due:
                 if table_id in self._in_flight:
-                    continue
-                if now - self._failed_at.get(table_id, 0.0) < RETRY_AFTER_FAILURE_SECONDS:
+                    continue  # what that firing changes files the table's next deadline
+                failed_at = self._failed_at.get(table_id, 0.0)
+                if now - failed_at < RETRY_AFTER_FAILURE_SECONDS:
+                    self._app.deadlines.schedule(table_id, failed_at + RETRY_AFTER_FAILURE_SECONDS)
                     continue
                 self._in_flight.add(table_id)
                 task = asyncio.create_task(self._fire(table_id))
@@ -85,8 +81,8 @@ class TableTimers:
         index = self._app.index
         if index is None:
             return
-        for summary in index.tables():
-            if summary.status == RUNNING and not self._app.is_cached(summary.table_id):
+        for summary in index.tables(RUNNING):
+            if not self._app.is_cached(summary.table_id):
                 try:
                     await self._app.load(summary.table_id)
                 except TableError as error:
@@ -99,13 +95,18 @@ class TableTimers:
         try:
             await self.fire(table_id)
         except TableError as error:
-            self._failed_at[table_id] = self._now()
+            self._failed(table_id)
             _log.warning("timer did not fire", extra={"table_id": table_id, "error": str(error)})
         except Exception:
-            self._failed_at[table_id] = self._now()
+            self._failed(table_id)
             _log.exception("timer failed", extra={"table_id": table_id})
         finally:
             self._in_flight.discard(table_id)
+
+    def _failed(self, table_id: str) -> None:
+        """Try again after a while: the deadline was taken off the book when it came due."""
+        failed_at = self._failed_at[table_id] = self._now()
+        self._app.deadlines.schedule(table_id, failed_at + RETRY_AFTER_FAILURE_SECONDS)
 
     async def fire(self, table_id: str) -> None:
         """Fire whatever is due at ``table_id`` now (a timeout or the fill)."""
