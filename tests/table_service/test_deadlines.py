@@ -39,3 +39,14 @@ def test_a_cancelled_deadline_never_comes_due() -> None:
     book.schedule("t", 10.0)
     book.cancel("t")
     assert book.pop_due(100.0) == [] and len(book) == 0
+
+
+def test_stale_entries_of_long_timers_do_not_pile_up() -> None:
+    book = DeadlineBook()
+    for turn in range(10_000):  # one table, an hour-long timer restarted at every move
+        book.schedule("t", 3600.0 + turn)
+    book.schedule("u", 50.0)
+    assert len(book) == 2 and book.entries <= 2 * 2 + 1024 + 1
+    assert book.pop_due(100.0) == ["u"]
+    assert book.pop_due(3600.0 + 9_998) == []
+    assert book.pop_due(3600.0 + 9_999) == ["t"]

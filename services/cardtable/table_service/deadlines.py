@@ -16,7 +16,9 @@ class DeadlineBook:
 
     A table whose timer moves on files its new deadline; the old heap entry stays behind,
     stale, and is skipped when it comes up, which is cheaper than removing it from the
-    middle of the heap.
+    middle of the heap. Stale entries wait for their own deadline, so with long timers they
+    could pile up: once they outnumber the live ones twice over, the heap is rebuilt from
+    the live ones.
     """
 
     def __init__(self) -> None:
@@ -32,6 +34,14 @@ class DeadlineBook:
             return
         self._live[table_id] = deadline
         heapq.heappush(self._heap, (deadline, table_id))
+        if len(self._heap) > 2 * len(self._live) + 1024:
+            self._heap = [(due, table) for table, due in self._live.items()]
+            heapq.heapify(self._heap)
+
+    @property
+    def entries(self) -> int:
+        """Heap entries, stale ones included: what the book costs in memory."""
+        return len(self._heap)
 
     def cancel(self, table_id: str) -> None:
         """``table_id`` has no deadline any more."""
