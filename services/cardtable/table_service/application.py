@@ -357,10 +357,6 @@ class TableApplication:
         )
         return new_id
 
-    def cached_tables(self) -> list[Table]:
-        """The tables this replica holds in memory now."""
-        return list(self._cache.values())
-
     def is_cached(self, table_id: str) -> bool:
         return table_id in self._cache
 
