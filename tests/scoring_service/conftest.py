@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.postgres import close_pool
 from cardtable.platform.provisioning import NatsNamespace
+from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
@@ -82,7 +83,7 @@ async def running_consumer(
     settings = replace(settings, **overrides)  # type: ignore[arg-type]
     consumer = ProjectionConsumer(
         nats.jetstream,
-        ProjectionWriter(pool, settings.log),
+        ProjectionWriter(pool, settings.log, CommittedState.for_live_consumer()),
         settings,
         ProjectionMetrics(registry or CollectorRegistry()),
     )

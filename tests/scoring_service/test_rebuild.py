@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import asyncpg
 import pytest
+from nats.js import JetStreamContext
 
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.log_reading import read_log_elsewhere
+from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.writer import ProjectionWriter
 from cardtable_api.events.v1 import events_pb2
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
@@ -190,3 +195,45 @@ async def test_a_reader_process_that_fails_says_why(nats_url: str) -> None:
     with pytest.raises(RuntimeError, match="the log reader failed"):
         async for _chunk in read_log_elsewhere(nats_url, missing, until=10, chunk=5):
             pass
+
+
+async def test_a_live_writer_that_another_writer_overtook_reads_the_schema_again(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    log_names: EventLogNames,
+    fresh_database_url: str,
+) -> None:
+    """Two live writers take turns on one schema (a second consumer started by mistake, say):
+    each finds tables and ratings the other changed, and the schema still equals a rebuild."""
+    js = nats_connection.jetstream
+    sequences = await publish(js, log_names, interleave(many_tables()))
+    messages = [await stored(js, log_names, sequence) for sequence in sequences]
+    writers = [
+        ProjectionWriter(projection_pool, log_names, CommittedState.for_live_consumer())
+        for _ in range(2)
+    ]
+    await writers[0].prepare()
+    turns = [messages[start : start + 23] for start in range(0, len(messages), 23)]
+    for turn, chunk in enumerate(turns):
+        outcome = await writers[turn % 2].project(chunk)
+        assert outcome.gaps == [] and outcome.dead_letters == {}
+
+    await rebuild(fresh_database_url, js, log_names, schema=REBUILT)
+    async with projection_pool.acquire() as connection:
+        comparison = await compare_projections(connection, SCHEMA, REBUILT)
+    assert [c.table for c in comparison if not c.identical] == []
+    finished = "SELECT count(*) FROM games WHERE status = 'finished'"
+    assert await projection_pool.fetchval(finished) == 8
+
+
+async def stored(js: JetStreamContext, names: EventLogNames, sequence: int) -> StoredMessage:
+    """The stream's message at ``sequence``, as the consumer hands it to the writer."""
+    message = await js.get_msg(names.stream, sequence)
+    assert message.subject is not None and message.data is not None
+    return StoredMessage(
+        sequence=sequence,
+        subject=message.subject,
+        data=message.data,
+        headers=dict(message.headers or {}),
+        stored_at=datetime.now(UTC),
+    )

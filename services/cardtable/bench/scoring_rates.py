@@ -56,6 +56,7 @@ from cardtable.bench.scoring_log import (
 from cardtable.platform.dev_servers import async_dev_servers
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool
+from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
@@ -200,7 +201,7 @@ async def live_rate(
             await apply_migrations(db, settings.schema)
         consumer = ProjectionConsumer(
             connection.jetstream,
-            ProjectionWriter(db_pool, names),
+            ProjectionWriter(db_pool, names, CommittedState.for_live_consumer()),
             settings,
             ProjectionMetrics(CollectorRegistry()),
         )

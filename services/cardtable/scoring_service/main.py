@@ -24,6 +24,7 @@ from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats_from_settings
 from cardtable.platform.postgres import close_pool
+from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
@@ -75,7 +76,7 @@ async def run(
         try:
             consumer = ProjectionConsumer(
                 nats.jetstream,
-                ProjectionWriter(pool, log),
+                ProjectionWriter(pool, log, CommittedState.for_live_consumer()),
                 settings.consumer,
                 ProjectionMetrics(registry),
                 logger,

@@ -183,7 +183,8 @@ class ProjectionWriter:
     def __init__(
         self, pool: asyncpg.Pool, log: EventLogNames, committed: CommittedState | None = None
     ) -> None:
-        """``committed``: only for the schema's sole writer, a rebuild (see its module)."""
+        """``committed``: the rows this writer committed, kept so as not to read them back
+        before each transaction (see its module); None reads everything every time."""
         self._pool = pool
         self._log = log
         self._committed = committed
@@ -251,7 +252,7 @@ class ProjectionWriter:
             self._committed.forget()  # the fold may have changed the objects held there
             raise
         if projection is not None:
-            self._committed.committed(projection.tables, ratings)
+            self._committed.committed(projection.tables, ratings, outcome.position)
         return outcome
 
     async def _load_tables(
@@ -278,6 +279,8 @@ class ProjectionWriter:
                 self._log.stream,
             )
             position = 0 if position is None else int(position)
+            if self._committed is not None:
+                self._committed.check_position(position)
             fresh = [message for message in messages if message.sequence > position]
             outcome = ProjectionOutcome(
                 position=position, already_projected=len(messages) - len(fresh)
