@@ -391,6 +391,7 @@ def summary_of(state: TableState) -> TableSummary:
         status=state.status,
         options=dict(state.options),
         created_at=state.created_at,
+        finished_at=state.finished_at,
         fill_at=fill_at,
         bot_seats=sum(1 for seat in state.seats if seat.is_bot),
     )

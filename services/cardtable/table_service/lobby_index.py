@@ -5,6 +5,14 @@ about tables this replica has never loaded. Each replica writes a table's summar
 append and watches the bucket, so every replica holds the same in-memory index. The index is
 derived data: the log stays the truth, and a summary that lags (a crash between the append
 and the put) is corrected by the table's next command.
+
+Finished tables leave the lobby once their retention has passed (a day by default,
+``LOBBY_FINISHED_RETENTION_SECONDS``). Otherwise the bucket, and every replica's memory and
+start-up time with it, would grow with every game ever played. The game itself stays in the
+log: its table, record and history can still be fetched by id, and the scoring service keeps
+its results. Each replica sweeps on its own: expiry depends only on the summary, so all
+replicas drop the same tables. The key's messages are purged from the bucket rather than
+deleted, which would leave a marker per key for every later start-up to read.
 """
 
 from __future__ import annotations
@@ -12,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,8 +30,14 @@ from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
 from cardtable.platform.logging import get_logger
+from cardtable.table_service.state import FINISHED
 
 _log = get_logger(__name__)
+
+#: How long a finished table stays listed: a day of recent results.
+DEFAULT_FINISHED_RETENTION_SECONDS = 86_400.0
+#: How often each replica looks for finished tables past their retention.
+SWEEP_INTERVAL_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,8 @@ class TableSummary:
     status: str
     options: dict[str, str] = field(default_factory=dict)
     created_at: float = 0.0
+    #: When the game ended; 0 while it runs, and in entries written before the field existed.
+    finished_at: float = 0.0
     #: Seconds after creation at which empty seats are filled with computer players; 0: never.
     fill_at: float = 0.0
     #: Seats a computer player holds now; None in an entry written before the field existed.
@@ -51,9 +68,22 @@ class TableSummary:
 class LobbyIndex:
     """The in-memory copy of the bucket, kept current by a watcher task."""
 
-    def __init__(self, jetstream: JetStreamContext, bucket: str) -> None:
+    def __init__(
+        self,
+        jetstream: JetStreamContext,
+        bucket: str,
+        *,
+        finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
+        now: Callable[[], float] = time.time,
+        sweep_interval_seconds: float = SWEEP_INTERVAL_SECONDS,
+    ) -> None:
+        """``finished_retention_seconds``: how long a finished table stays; 0 keeps it."""
         self._js = jetstream
         self._bucket_name = bucket
+        self.finished_retention_seconds = finished_retention_seconds
+        self._now = now
+        self._sweep_interval = sweep_interval_seconds
+        self._sweeper_task: asyncio.Task[None] | None = None
         self._bucket: KeyValue | None = None
         self._tables: dict[str, TableSummary] = {}
         #: The same summaries by status, kept as they change: the timers look at open and
@@ -69,12 +99,15 @@ class LobbyIndex:
             self._bucket = await self._js.create_key_value(bucket=self._bucket_name, history=1)
         self._watcher_task = asyncio.create_task(self._watch(), name="lobby-index-watch")
         await asyncio.wait_for(self._ready.wait(), timeout=30)
+        if self.finished_retention_seconds:
+            self._sweeper_task = asyncio.create_task(self._sweep_forever(), name="lobby-sweep")
 
     async def stop(self) -> None:
-        if self._watcher_task is not None:
-            self._watcher_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher_task
+        for task in (self._sweeper_task, self._watcher_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def _watch(self) -> None:
         assert self._bucket is not None
@@ -114,6 +147,50 @@ class LobbyIndex:
             _log.warning(
                 "lobby index put failed", extra={"table_id": summary.table_id, "error": repr(error)}
             )
+
+    def expired(self) -> list[str]:
+        """The finished tables whose retention has passed (none when retention is 0)."""
+        if not self.finished_retention_seconds:
+            return []
+        cutoff = self._now() - self.finished_retention_seconds
+        return [
+            summary.table_id
+            for summary in self.with_status(FINISHED)
+            # an entry from before finished_at existed: its creation is the best bound known
+            if (summary.finished_at or summary.created_at) <= cutoff
+        ]
+
+    async def sweep(self) -> int:
+        """Drop the expired finished tables from memory and the bucket; how many were dropped.
+
+        A table stays in memory while its purge fails (NATS away), so the next sweep retries.
+        """
+        dropped = 0
+        for table_id in self.expired():
+            if self._bucket is not None:
+                try:
+                    await self._js.purge_stream(
+                        f"KV_{self._bucket_name}", subject=f"$KV.{self._bucket_name}.{table_id}"
+                    )
+                except Exception as error:
+                    _log.warning(
+                        "lobby entry not purged", extra={"table_id": table_id, "error": repr(error)}
+                    )
+                    continue
+            self._drop(table_id)
+            dropped += 1
+        return dropped
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._sweep_interval)
+            try:
+                dropped = await self.sweep()
+            except Exception:  # never let one bad sweep end the sweeping
+                _log.exception("lobby sweep failed")
+                continue
+            if dropped:
+                _log.info("finished tables left the lobby", extra={"tables": dropped})
 
     def _store(self, summary: TableSummary) -> None:
         self._drop(summary.table_id)

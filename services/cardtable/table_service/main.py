@@ -37,7 +37,7 @@ from cardtable.platform.tracing import outgoing_headers
 from cardtable.table_service.application import TableApplication
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.commands import Environment
-from cardtable.table_service.lobby_index import LobbyIndex
+from cardtable.table_service.lobby_index import DEFAULT_FINISHED_RETENTION_SECONDS, LobbyIndex
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable.table_service.rules_port import RulesPort
@@ -82,6 +82,8 @@ class TableServiceSettings:
     #: Keys still accepted for verification while tokens signed before a rotation expire.
     previous_token_keys: tuple[str, ...]
     event_prefix: str
+    #: How long a finished table stays in the lobby (0: for ever; see lobby_index).
+    lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS
 
     @classmethod
     def read(cls, env: EnvReader) -> TableServiceSettings:
@@ -99,6 +101,9 @@ class TableServiceSettings:
                 if part.strip()
             ),
             event_prefix=env.string("EVENT_PREFIX", default="cardtable"),
+            lobby_finished_retention_seconds=env.seconds(
+                "LOBBY_FINISHED_RETENTION_SECONDS", default=DEFAULT_FINISHED_RETENTION_SECONDS
+            ),
         )
 
 
@@ -128,12 +133,18 @@ async def table_service_parts(
     names: EventNames,
     environment: Environment | None = None,
     registry: CollectorRegistry | None = None,
+    lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
     store = EventStore(jetstream, names.stream, names.prefix)
     await store.ensure_stream()
-    index = LobbyIndex(jetstream, names.lobby_bucket)
+    index = LobbyIndex(
+        jetstream,
+        names.lobby_bucket,
+        finished_retention_seconds=lobby_finished_retention_seconds,
+        now=environment.now,
+    )
     await index.start()
 
     async def publish_bot_request(table_id: str, request: events_pb2.BotSeatRequested) -> None:
@@ -169,6 +180,7 @@ async def run(env: Mapping[str, str]) -> None:
             TokenCodec(settings.token_signing_key, previous_keys=settings.previous_token_keys),
             EventNames(settings.event_prefix),
             registry=registry,
+            lobby_finished_retention_seconds=settings.lobby_finished_retention_seconds,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:

@@ -101,6 +101,8 @@ class TableState:
     settings: events_pb2.TableSettings = field(default_factory=events_pb2.TableSettings)
     created_by: str = ""
     created_at: float = 0.0
+    #: When the game ended (seconds since the epoch); 0 while it has not.
+    finished_at: float = 0.0
     rematch_of: str = ""
     rematch_table_id: str = ""
     status: str = OPEN
@@ -215,6 +217,7 @@ def _reclaimed(state: TableState, event: events_pb2.SeatReclaimed, at: float) ->
 
 def _game_finished(state: TableState, event: events_pb2.GameFinished, at: float) -> None:
     state.status = FINISHED
+    state.finished_at = at
     state.timer = None
     state.totals = list(event.totals)
     state.places = list(event.places)

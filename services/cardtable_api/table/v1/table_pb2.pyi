@@ -131,7 +131,9 @@ class ListTablesRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     status: _builtins.str
-    """"open", "running", or empty for both."""
+    """"open", "running", or empty for both; "finished" lists the games that ended within the
+    lobby's retention (a day by default): older ones are fetched by table id.
+    """
     page_size: _builtins.int
     page_token: _builtins.str
     def __init__(
