@@ -94,7 +94,7 @@ class SilentServicer(CountingServicer):
 
 @asynccontextmanager
 async def pipelined(
-    servicer: RulesServicer, timeout_seconds: float = 5.0
+    servicer: RulesServicer, timeout_seconds: float = 5.0, linger_seconds: float = 0.0
 ) -> AsyncIterator[PipelinedRules]:
     service = Service(
         name=SERVICE_NAME,
@@ -103,7 +103,7 @@ async def pipelined(
     )
     server = await start_server([service], port=0, host="127.0.0.1")
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
-    rules = PipelinedRules(channel, timeout_seconds=timeout_seconds)
+    rules = PipelinedRules(channel, timeout_seconds=timeout_seconds, linger_seconds=linger_seconds)
     try:
         yield rules
     finally:
@@ -137,6 +137,25 @@ async def test_calls_that_wait_together_share_messages_and_get_their_own_answers
     assert sum(servicer.calls_per_message) == 40
     assert max(servicer.calls_per_message) > 1
     assert servicer.unary_views == 0
+
+
+@pytest.mark.parametrize(("linger_seconds", "messages"), [(0.0, [1, 1, 1]), (0.5, [1, 2])])
+async def test_a_call_asked_while_the_stream_lingers_shares_the_message(
+    linger_seconds: float, messages: list[int]
+) -> None:
+    """Calls asked 20 ms apart: each alone without a linger. With one, the first goes at once
+    (no pace known yet); by the second, calls come often enough to wait for the third."""
+    dealt = await dealt_hearts()
+    requests = [rules_pb2.GetViewRequest(state=dealt.state, seat=seat) for seat in (0, 1, 2)]
+    servicer = CountingServicer()
+    async with pipelined(servicer, linger_seconds=linger_seconds) as rules:
+        asked = []
+        for request in requests:
+            asked.append(asyncio.create_task(rules.get_view(request)))
+            await asyncio.sleep(0.02)
+        answers = await asyncio.gather(*asked)
+    assert answers == [await LocalRules().get_view(request) for request in requests]
+    assert servicer.calls_per_message == messages
 
 
 async def test_calls_past_the_message_size_go_in_further_messages(

@@ -19,7 +19,11 @@ from typing import Any
 
 import grpc
 
-from cardtable.platform.pipeline_client import PipelineStream, failed_status
+from cardtable.platform.pipeline_client import (
+    DEFAULT_LINGER_SECONDS,
+    PipelineStream,
+    failed_status,
+)
 from cardtable.table_service.auth import bearer_token
 from cardtable.table_service.errors import NotAuthenticatedError
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -44,9 +48,16 @@ def _token(metadata: Metadata) -> str:
 class PipelinedTableStub:
     """``GetTable`` and ``MakeMove`` over one ``Pipeline`` stream (see the module doc)."""
 
-    def __init__(self, channel: grpc.aio.Channel, timeout_seconds: float = 10.0) -> None:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        timeout_seconds: float = 10.0,
+        linger_seconds: float = DEFAULT_LINGER_SECONDS,
+    ) -> None:
+        """``linger_seconds``: how long a call waits for others to share its message."""
         self._stub = table_pb2_grpc.TableServiceStub(channel)
         self._timeout = timeout_seconds
+        self._linger = linger_seconds
         self._stream: PipelineStream | None = None
 
     async def _ask(self, field: str, request: Any, metadata: Metadata) -> Any:
@@ -54,7 +65,7 @@ class PipelinedTableStub:
             # No request iterator: the stream writes its messages with ``call.write``.
             call = self._stub.Pipeline()  # type: ignore[call-arg]
             self._stream = PipelineStream(
-                call, table_pb2.PipelineRequest, self._timeout, rpc_error, "table"
+                call, table_pb2.PipelineRequest, self._timeout, rpc_error, "table", self._linger
             )
         reply = await self._stream.ask(field, request, token=_token(metadata))
         failed = failed_status(reply)

@@ -26,6 +26,7 @@ from cardtable.platform.grpc_server import Service, serve
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats
+from cardtable.platform.pipeline_client import DEFAULT_LINGER_SECONDS
 from cardtable.platform.settings import (
     EnvReader,
     NatsSettings,
@@ -84,6 +85,9 @@ class TableServiceSettings:
     event_prefix: str
     #: How long a finished table stays in the lobby (0: for ever; see lobby_index).
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS
+    #: How long pipelined calls to the rules service, and pipelined replies to players, wait
+    #: for others to share their message (platform/pipeline_client.py); 0: never.
+    pipeline_linger_seconds: float = DEFAULT_LINGER_SECONDS
 
     @classmethod
     def read(cls, env: EnvReader) -> TableServiceSettings:
@@ -104,6 +108,13 @@ class TableServiceSettings:
             lobby_finished_retention_seconds=env.seconds(
                 "LOBBY_FINISHED_RETENTION_SECONDS", default=DEFAULT_FINISHED_RETENTION_SECONDS
             ),
+            pipeline_linger_seconds=env.integer(
+                "PIPELINE_LINGER_MS",
+                default=round(DEFAULT_LINGER_SECONDS * 1000),
+                minimum=0,
+                maximum=100,
+            )
+            / 1000,
         )
 
 
@@ -134,6 +145,7 @@ async def table_service_parts(
     environment: Environment | None = None,
     registry: CollectorRegistry | None = None,
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
+    pipeline_linger_seconds: float = DEFAULT_LINGER_SECONDS,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
@@ -157,7 +169,9 @@ async def table_service_parts(
     timers.start()
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
-        servicer = TableServicer(app, tokens, nats_client, metrics)
+        servicer = TableServicer(
+            app, tokens, nats_client, metrics, pipeline_linger_seconds=pipeline_linger_seconds
+        )
         yield TableServiceParts(app, servicer, timers, index)
     finally:
         await timers.stop()
@@ -170,7 +184,7 @@ async def run(env: Mapping[str, str]) -> None:
     log = get_logger("cardtable.table")
     connection = await connect_nats(settings.nats.url, name="table-service", logger=log)
     channel = grpc.aio.insecure_channel(settings.rules.address)
-    rules = PipelinedRules(channel)
+    rules = PipelinedRules(channel, linger_seconds=settings.pipeline_linger_seconds)
     registry = new_registry()
     try:
         async with table_service_parts(
@@ -181,6 +195,7 @@ async def run(env: Mapping[str, str]) -> None:
             EventNames(settings.event_prefix),
             registry=registry,
             lobby_finished_retention_seconds=settings.lobby_finished_retention_seconds,
+            pipeline_linger_seconds=settings.pipeline_linger_seconds,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:

@@ -19,7 +19,11 @@ from typing import Any
 import grpc
 
 from cardtable.platform.logging import get_logger
-from cardtable.platform.pipeline_client import PipelineStream, failed_status
+from cardtable.platform.pipeline_client import (
+    DEFAULT_LINGER_SECONDS,
+    PipelineStream,
+    failed_status,
+)
 from cardtable.platform.tracing import outgoing_metadata
 from cardtable.table_service.errors import DependencyUnavailableError
 from cardtable.table_service.rules_port import GrpcRules, error_for_status
@@ -42,8 +46,14 @@ def _failure(code: grpc.StatusCode, details: str) -> Exception:
 class PipelinedRules(GrpcRules):
     """:class:`GrpcRules` with its per-move calls over one stream (see the module doc)."""
 
-    def __init__(self, channel: grpc.aio.Channel, timeout_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        timeout_seconds: float = 5.0,
+        linger_seconds: float = DEFAULT_LINGER_SECONDS,
+    ) -> None:
         super().__init__(channel, timeout_seconds)
+        self._linger = linger_seconds
         self._pipeline: PipelineStream | None = None
         self._unary_only = False
 
@@ -54,7 +64,7 @@ class PipelinedRules(GrpcRules):
             # No request iterator: the pipeline writes its messages with ``call.write``.
             call = self._stub.Pipeline(metadata=outgoing_metadata())  # type: ignore[call-arg]
             self._pipeline = PipelineStream(
-                call, rules_pb2.PipelineRequest, self._timeout, _failure, "rules"
+                call, rules_pb2.PipelineRequest, self._timeout, _failure, "rules", self._linger
             )
         try:
             reply = await self._pipeline.ask(field, request)
