@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -293,43 +292,6 @@ async def test_more_calls_than_may_run_at_once_are_all_answered(
     await stream.close()
     assert sorted(replies) == list(range(1, 13))
     assert all(reply.HasField("get_table") for reply in replies.values())
-
-
-class QuietContext:
-    """What ``serve_pipeline`` reads of a stream's context: no metadata."""
-
-    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-        return ()
-
-
-@pytest.mark.parametrize(("linger_seconds", "messages"), [(0.0, [1, 1, 1]), (0.5, [1, 2])])
-async def test_a_reply_ready_while_the_stream_lingers_shares_the_message(
-    linger_seconds: float, messages: list[int]
-) -> None:
-    """Replies ready 20 ms apart: each alone without a linger. With one, the first goes at once
-    (no pace known yet); by the second, replies come often enough to wait for the third."""
-
-    async def calls() -> AsyncIterator[table_pb2.PipelineRequest]:
-        for call_id in (1, 2, 3):
-            request = table_pb2.GetTableRequest(table_id=f"t{call_id}")
-            yield table_pb2.PipelineRequest(
-                calls=[table_pb2.PipelinedCall(id=call_id, get_table=request)]
-            )
-            await asyncio.sleep(0.02)
-
-    async def get_table(request: Any, context: Any) -> table_pb2.GetTableResponse:
-        return table_pb2.GetTableResponse(table_id=request.table_id)
-
-    replies = pipeline.serve_pipeline(
-        calls(),
-        QuietContext(),  # type: ignore[arg-type]
-        {"get_table": get_table},
-        linger_seconds,
-    )
-    sent = [message async for message in replies]
-    assert [len(message.replies) for message in sent] == messages
-    answered = [(reply.id, reply.get_table.table_id) for m in sent for reply in m.replies]
-    assert answered == [(1, "t1"), (2, "t2"), (3, "t3")]
 
 
 def test_replies_are_split_into_messages_under_the_size_limit(

@@ -85,8 +85,8 @@ class TableServiceSettings:
     event_prefix: str
     #: How long a finished table stays in the lobby (0: for ever; see lobby_index).
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS
-    #: How long pipelined calls to the rules service, and pipelined replies to players, wait
-    #: for others to share their message (platform/pipeline_client.py); 0: never.
+    #: How long pipelined calls to the rules service wait for others to share their message
+    #: (platform/pipeline_client.py); 0: never.
     pipeline_linger_seconds: float = DEFAULT_LINGER_SECONDS
 
     @classmethod
@@ -145,7 +145,6 @@ async def table_service_parts(
     environment: Environment | None = None,
     registry: CollectorRegistry | None = None,
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
-    pipeline_linger_seconds: float = DEFAULT_LINGER_SECONDS,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
@@ -169,9 +168,7 @@ async def table_service_parts(
     timers.start()
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
-        servicer = TableServicer(
-            app, tokens, nats_client, metrics, pipeline_linger_seconds=pipeline_linger_seconds
-        )
+        servicer = TableServicer(app, tokens, nats_client, metrics)
         yield TableServiceParts(app, servicer, timers, index)
     finally:
         await timers.stop()
@@ -195,7 +192,6 @@ async def run(env: Mapping[str, str]) -> None:
             EventNames(settings.event_prefix),
             registry=registry,
             lobby_finished_retention_seconds=settings.lobby_finished_retention_seconds,
-            pipeline_linger_seconds=settings.pipeline_linger_seconds,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:

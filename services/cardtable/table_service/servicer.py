@@ -20,7 +20,6 @@ from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
 from cardtable.platform.grpc_server import bounded_details
 from cardtable.platform.logging import get_logger
-from cardtable.platform.pipeline_client import DEFAULT_LINGER_SECONDS
 from cardtable.platform.tracing import context_from_metadata, current, current_trace_id
 from cardtable.table_service.application import (
     Outcome,
@@ -123,11 +122,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         tokens: TokenCodec,
         nats: NatsClient | None,
         metrics: TableMetrics | None = None,
-        pipeline_linger_seconds: float = DEFAULT_LINGER_SECONDS,
     ) -> None:
-        """``pipeline_linger_seconds``: how long ``Pipeline`` replies wait to share a message."""
         self._app = app
-        self._pipeline_linger = pipeline_linger_seconds
         self._tokens = tokens
         self._nats = nats
         self._metrics = metrics
@@ -490,8 +486,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> AsyncIterator[table_pb2.PipelineResponse]:
         """GetTable and MakeMove calls, each with its own token (see table_service/pipeline.py)."""
         methods: dict[str, UnaryMethod] = {"get_table": self.GetTable, "make_move": self.MakeMove}
-        replies = serve_pipeline(request_iterator, context, methods, self._pipeline_linger)
-        async for response in replies:
+        async for response in serve_pipeline(request_iterator, context, methods):
             yield response
 
 
