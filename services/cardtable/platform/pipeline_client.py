@@ -13,9 +13,8 @@ hands each reply to its caller. When calls come often, the writer first waits
 every call is a message of its own, and each message costs grpc.aio far more CPU on both sides
 than the call in it: at 1,000 moves/s, a linger of 1 ms on the players' stream and on the
 rules service's cut the whole system's CPU per move by a fifth, for 1-2 ms more per move
-(docs/proving-it.md). A stream whose calls come seldom
-(one player, a test playing one move at a time) has no company to wait for, and does not
-linger.
+(docs/proving-it.md). A stream whose calls come seldom (one player, a test playing one move
+at a time) has no company to wait for, and does not linger.
 
 When the stream breaks, every call in flight fails with the error ``failure`` makes of the
 status, and the stream is done: the owner opens a new one for the next call. A call with no
@@ -45,8 +44,6 @@ STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 Failure = Callable[[grpc.StatusCode, str], Exception]
 #: The linger of the streams this project opens for its own hot calls (module doc).
 DEFAULT_LINGER_SECONDS = 0.001
-
-
 #: Linger only when at least this many more calls are expected within the linger.
 EXPECTED_COMPANY = 0.5
 #: How much each new gap between calls moves their running mean.
