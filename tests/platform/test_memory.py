@@ -9,6 +9,7 @@ import pytest
 
 from cardtable.platform.memory import (
     YOUNG_COLLECTION_THRESHOLD,
+    collector_paused,
     garbage_collector_tuned,
     tune_garbage_collector,
 )
@@ -49,3 +50,24 @@ def test_a_command_gets_the_collector_back_as_it_was() -> None:
         assert gc.get_freeze_count() > frozen
     assert gc.get_threshold() == thresholds
     assert gc.get_freeze_count() == 0
+
+
+def test_a_timed_stretch_collects_nothing_until_its_end() -> None:
+    collections_seen: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections_seen.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+            for _ in range(50_000):  # many times the young threshold of cyclic garbage
+                cycle: list[object] = []
+                cycle.append(cycle)
+            assert collections_seen == []
+        assert gc.isenabled()
+        assert collections_seen[0] == 2  # one full collection at the end freed the cycles
+    finally:
+        gc.callbacks.remove(seen)

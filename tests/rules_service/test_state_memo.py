@@ -137,3 +137,33 @@ def test_the_memo_keeps_at_most_its_size() -> None:
     assert memo.peek(b"snapshot 0") is None
     assert memo.peek(b"snapshot 2") is states[2]
     assert memo.take(b"snapshot 2") is states[2] and memo.peek(b"snapshot 2") is None
+
+
+def test_a_finished_game_is_not_remembered(fresh_memo: codec.StateMemo) -> None:
+    """No move follows a game's last state: the memo holds only games in play."""
+    rng = random.Random(11)
+    created = new_game(
+        rules_pb2.NewGameRequest(
+            game="hearts", players=4, options=common_pb2.GameOptions(values={"quick": "true"})
+        )
+    )
+    deck = list(created.deck)
+    rng.shuffle(deck)
+    state = deal(rules_pb2.DealRequest(state=created.state, deck_order=deck)).state
+    status = get_view(rules_pb2.GetViewRequest(state=state, seat=0)).status
+    while not status.over:
+        seat = status.to_act[0]
+        applied = apply_action(
+            rules_pb2.ApplyActionRequest(
+                state=state, seat=seat, action=_next_action(state, seat, rng)
+            )
+        )
+        state, status = applied.state, applied.status
+        if not status.over:
+            _remembered_as_sent(fresh_memo, state)
+    assert fresh_memo.peek(state.snapshot) is None
+    assert len(fresh_memo) == 0
+    # Its final view is still answered, from the snapshot checked in full, and not kept.
+    final = get_view(rules_pb2.GetViewRequest(state=state, seat=0))
+    assert final.status.over
+    assert len(fresh_memo) == 0

@@ -1,4 +1,5 @@
-"""The fold keeps a table's game inputs in a form the garbage collector does not walk."""
+"""The fold keeps a table's game inputs and command ids in forms the garbage collector does
+not walk."""
 
 from __future__ import annotations
 
@@ -44,3 +45,16 @@ def test_inputs_are_kept_as_untracked_tuples_and_read_back_as_messages() -> None
     assert step_message(actions[0]) == rules_pb2.GameInput(
         action=rules_pb2.SeatAction(seat=2, action="play 2")
     )
+
+
+def test_command_ids_are_remembered_in_a_container_the_collector_does_not_track() -> None:
+    state = TableState(table_id="t")
+    created = events_pb2.TableCreated(game="hearts", seats=4)
+    for version in range(1, 60):
+        batch = _batch(version, events_pb2.Event(table_created=created))
+        batch.command_id = f"command-{version}"
+        apply_batch(state, batch, version)
+    gc.collect()
+    assert "command-1" in state.command_ids and "command-59" in state.command_ids
+    assert "command-60" not in state.command_ids
+    assert not gc.is_tracked(state.command_ids)

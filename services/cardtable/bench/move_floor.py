@@ -32,6 +32,7 @@ from cardtable.bench.floor_servers import ANSWERED, MOVE, TABLE_KEY_BYTES, TABLE
 from cardtable.bench.local_server import local_server
 from cardtable.bench.stack import process_tree_cpu_seconds
 from cardtable.bench.table_load import WARMUP_SHARE, LoadResult, Pacer
+from cardtable.platform.memory import collector_paused
 
 SERVERS = "cardtable.bench.floor_servers"
 #: The calls a move makes that a server answers: its view, its move, the rules question.
@@ -132,10 +133,11 @@ async def _floor_run(
     loop = asyncio.get_running_loop()
     warm_up = loop.call_at(loop.time() + WARMUP_SHARE * seconds, cpu.restart)
     try:
-        await asyncio.gather(*(load.play_table(interval) for _ in range(tables)))
+        with collector_paused():  # as for the system's clients (table_load.run_load)
+            await asyncio.gather(*(load.play_table(interval) for _ in range(tables)))
+            result.seconds = time.perf_counter() - result.counting_from
     finally:
         warm_up.cancel()
-    result.seconds = time.perf_counter() - result.counting_from
     used = cpu.used()
     figures = {
         **result.summary(),

@@ -71,7 +71,13 @@ class StateMemo:
         return self._states.pop(hashlib.sha256(snapshot).digest(), None)
 
     def put(self, snapshot: bytes, state: GameState) -> None:
-        """Remember ``state`` as the one ``snapshot`` encodes; nobody may change it after."""
+        """Remember ``state`` as the one ``snapshot`` encodes; nobody may change it after.
+
+        A finished game is not remembered: no move follows it, and its last state would stay
+        until the memo was full of finished games, all walked by every full collection.
+        """
+        if state.is_over():
+            return
         key = hashlib.sha256(snapshot).digest()
         self._states[key] = state
         self._states.move_to_end(key)

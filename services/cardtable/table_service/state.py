@@ -116,7 +116,10 @@ class TableState:
     totals: list[int] = field(default_factory=list)
     places: list[int] = field(default_factory=list)
     ended_early: bool = False
-    command_ids: set[str] = field(default_factory=set)
+    #: The ids of the commands applied, as dict keys: a dict of strings is one object the
+    #: garbage collector does not track, where a set is tracked and walked by every full
+    #: collection (one per table in memory, with all its ids).
+    command_ids: dict[str, None] = field(default_factory=dict)
 
     @property
     def exists(self) -> bool:
@@ -270,7 +273,7 @@ def apply_batch(state: TableState, batch: events_pb2.EventBatch, sequence: int) 
     state.version = batch.table_version
     state.sequence = sequence
     if batch.command_id:
-        state.command_ids.add(batch.command_id)
+        state.command_ids[batch.command_id] = None
     return state
 
 
