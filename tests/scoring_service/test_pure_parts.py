@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import doctest
+import gc
+import weakref
 from datetime import UTC, datetime
 from types import ModuleType
 
@@ -155,3 +157,33 @@ def test_settings_read_names_and_refuse_bad_values() -> None:
         "SCORING_ACK_WAIT_SECONDS",
     ):
         assert variable in problems
+
+
+def test_every_handler_name_is_a_projection_method() -> None:
+    for name in [*projection.EVENT_HANDLERS.values(), *projection.FACT_HANDLERS.values()]:
+        assert callable(getattr(projection.Projection, name))
+    assert set(projection.EVENT_HANDLERS) <= set(events_pb2.Event.DESCRIPTOR.fields_by_name)
+
+
+def test_a_projection_is_freed_as_soon_as_its_transaction_lets_go() -> None:
+    """No reference cycle: a projection and the rows it holds go when the last reference
+    does, not at the garbage collector's next full pass."""
+    created = events_pb2.Event(table_created=events_pb2.TableCreated(game="hearts", seats=4))
+    seated = events_pb2.Event(
+        player_seated=events_pb2.PlayerSeated(
+            seat=0, player_id="p1", kind=events_pb2.PLAYER_KIND_PERSON
+        )
+    )
+    folded = projection.Projection({})
+    assert folded.apply(decode(stored(batch(events=[created])), NAMES))
+    assert folded.apply(decode(stored(batch(table_version=2, events=[seated])), NAMES))
+    assert len(list(folded.changed())) >= 2
+    gone = weakref.ref(folded)
+    collector_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        del folded
+        assert gone() is None
+    finally:
+        if collector_was_on:
+            gc.enable()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,29 @@ HEARTS = "hearts"
 #: SeatHandedToBot reasons that count the replaced person as disconnected (RULES.md).
 DISCONNECTING_REASONS = frozenset({"left", "timeouts"})
 KINDS = {events_pb2.PLAYER_KIND_BOT: BOT, events_pb2.PLAYER_KIND_PERSON: PERSON}
+#: The method of :class:`Projection` that folds each kind of event, and each kind of fact,
+#: by name. Names, not bound methods kept on the instance: those would make every
+#: projection a reference cycle, freed (with every row and key it holds) only by the
+#: garbage collector instead of as soon as its transaction is done.
+EVENT_HANDLERS = {
+    "player_seated": "_player_seated",
+    "player_left": "_player_left",
+    "game_started": "_game_started",
+    "seat_handed_to_bot": "_seat_handed_to_bot",
+    "seat_reclaimed": "_seat_reclaimed",
+    "game_finished": "_game_finished",
+    "rematch_created": "_rematch_created",
+    "fact_recorded": "_fact_recorded",
+}
+FACT_HANDLERS = {
+    "DealStarted": "_deal_started",
+    "BidMade": "_bid_made",
+    "TrumpChosen": "_trump_chosen",
+    "ContractChosen": "_contract_chosen",
+    "CardsPassed": "_cards_passed",
+    "DealThrownIn": "_deal_thrown_in",
+    "DealScored": "_deal_scored",
+}
 
 
 @dataclass(frozen=True)
@@ -65,25 +88,6 @@ class Projection:
         self.finished: list[FinishedGame] = []
         self.gaps: list[VersionGap] = []
         self._changed: dict[tuple[str, tuple[Any, ...]], Row] = {}
-        self._handlers: dict[str, Callable[[TableState, Any, DecodedBatch], None]] = {
-            "player_seated": self._player_seated,
-            "player_left": self._player_left,
-            "game_started": self._game_started,
-            "seat_handed_to_bot": self._seat_handed_to_bot,
-            "seat_reclaimed": self._seat_reclaimed,
-            "game_finished": self._game_finished,
-            "rematch_created": self._rematch_created,
-            "fact_recorded": self._fact_recorded,
-        }
-        self._facts: dict[str, Callable[[TableState, FactFields, DecodedBatch], None]] = {
-            "DealStarted": self._deal_started,
-            "BidMade": self._bid_made,
-            "TrumpChosen": self._trump_chosen,
-            "ContractChosen": self._contract_chosen,
-            "CardsPassed": self._cards_passed,
-            "DealThrownIn": self._deal_thrown_in,
-            "DealScored": self._deal_scored,
-        }
 
     # -- what changed ----------------------------------------------------------------------
     def changed(self) -> Iterator[Row]:
@@ -117,9 +121,9 @@ class Projection:
             body = event.WhichOneof("body")
             if body == "table_created":
                 raise PoisonMessageError(f"table {decoded.table_id} was already created")
-            handler = self._handlers.get(body or "")
+            handler = EVENT_HANDLERS.get(body or "")
             if handler is not None:
-                handler(state, getattr(event, body or ""), moment)
+                getattr(self, handler)(state, getattr(event, body or ""), moment)
         state.game.table_version = batch.table_version
         self.touch(state.game)
         return True
@@ -304,14 +308,14 @@ class Projection:
     def _fact_recorded(
         self, state: TableState, recorded: events_pb2.FactRecorded, moment: DecodedBatch
     ) -> None:
-        handler = self._facts.get(recorded.fact.kind)
+        handler = FACT_HANDLERS.get(recorded.fact.kind)
         if handler is None:
             return
         if state.game.status != RUNNING:
             raise PoisonMessageError(
                 f"{recorded.fact.kind} at table {state.game.table_id}, which is not playing"
             )
-        handler(state, FactFields(recorded.fact.kind, recorded.fact.fields), moment)
+        getattr(self, handler)(state, FactFields(recorded.fact.kind, recorded.fact.fields), moment)
 
     def _current_deal(self, state: TableState) -> DealRow:
         """The deal being played; a fact about a deal already scored has no place."""
