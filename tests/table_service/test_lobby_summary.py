@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
@@ -35,3 +36,38 @@ async def test_the_index_follows_each_table_from_status_to_status() -> None:
     assert list(index.with_status("running")) == []
     assert [summary.table_id for summary in index.tables("open", "finished")] == ["t0", "t1"]
     assert [summary.table_id for summary in index.tables()] == ["t0", "t1"]  # oldest first
+    assert index.get("t1") == TableSummary("t1", "hearts", 4, 4, "finished", created_at=2.0)
+    assert index.get("t0") is not None and index.get("nowhere") is None
+
+
+async def test_finished_tables_add_nothing_for_the_garbage_collector_to_walk() -> None:
+    """A day of finished games is over a million entries: as objects, every full collection
+    of the table service would walk them all."""
+    index = LobbyIndex(jetstream=None, bucket="unused")  # type: ignore[arg-type]  # no bucket: memory only
+    await index.put(TableSummary("warm", "hearts", 4, 4, "finished", options={"quick": "true"}))
+    gc.collect()
+    tracked_before = len(gc.get_objects())
+    finished = [
+        TableSummary(
+            f"t{number}",
+            "hearts",
+            4,
+            4,
+            "finished",
+            options={"quick": "true"},
+            created_at=float(number),
+            finished_at=float(number) + 0.5,
+            bot_seats=1,
+        )
+        for number in range(2000)
+    ]
+    for summary in finished:
+        await index.put(summary)
+    del summary
+    gc.collect()
+    kept = finished[1234]
+    del finished
+    gc.collect()
+    assert len(gc.get_objects()) - tracked_before < 50
+    assert index.get("t1234") == kept
+    assert len(index.tables("finished")) == 2001

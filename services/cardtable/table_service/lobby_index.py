@@ -85,10 +85,17 @@ class LobbyIndex:
         self._sweep_interval = sweep_interval_seconds
         self._sweeper_task: asyncio.Task[None] | None = None
         self._bucket: KeyValue | None = None
+        #: The open and running tables' summaries.
         self._tables: dict[str, TableSummary] = {}
         #: The same summaries by status, kept as they change: the timers look at open and
-        #: running tables many times a second, and finished ones only ever accumulate.
+        #: running tables many times a second.
         self._by_status: dict[str, dict[str, TableSummary]] = {}
+        #: The finished tables, kept as their JSON and their time of expiry's reference (when
+        #: they finished): a day of games at 1,000 moves/s is over a million of them, and
+        #: dicts of strings, bytes and floats are nothing the garbage collector walks, where
+        #: as summaries every full collection would walk them all (two objects each).
+        self._finished: dict[str, bytes] = {}
+        self._finished_at: dict[str, float] = {}
         self._watcher_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -136,7 +143,7 @@ class LobbyIndex:
         Most moves change nothing a lobby shows (status and seats are what it needs), so an
         unchanged summary is not written again.
         """
-        if self._tables.get(summary.table_id) == summary:
+        if self.get(summary.table_id) == summary:
             return
         self._store(summary)
         if self._bucket is None:
@@ -153,12 +160,7 @@ class LobbyIndex:
         if not self.finished_retention_seconds:
             return []
         cutoff = self._now() - self.finished_retention_seconds
-        return [
-            summary.table_id
-            for summary in self.with_status(FINISHED)
-            # an entry from before finished_at existed: its creation is the best bound known
-            if (summary.finished_at or summary.created_at) <= cutoff
-        ]
+        return [table_id for table_id, at in self._finished_at.items() if at <= cutoff]
 
     async def sweep(self) -> int:
         """Drop the expired finished tables from memory and the bucket; how many were dropped.
@@ -194,6 +196,11 @@ class LobbyIndex:
 
     def _store(self, summary: TableSummary) -> None:
         self._drop(summary.table_id)
+        if summary.status == FINISHED:
+            self._finished[summary.table_id] = summary.to_json()
+            # an entry from before finished_at existed: its creation is the best bound known
+            self._finished_at[summary.table_id] = summary.finished_at or summary.created_at
+            return
         self._tables[summary.table_id] = summary
         self._by_status.setdefault(summary.status, {})[summary.table_id] = summary
 
@@ -201,20 +208,27 @@ class LobbyIndex:
         old = self._tables.pop(table_id, None)
         if old is not None:
             self._by_status.get(old.status, {}).pop(table_id, None)
+        self._finished.pop(table_id, None)
+        self._finished_at.pop(table_id, None)
 
     def tables(self, *statuses: str) -> list[TableSummary]:
         """The summaries, oldest first; only those with one of ``statuses`` when given (that
         costs what those tables count, not what every table ever served counts)."""
-        chosen = (
-            [summary for status in statuses for summary in self._by_status.get(status, {}).values()]
-            if statuses
-            else list(self._tables.values())
-        )
+        chosen = [
+            summary
+            for status in statuses or (*self._by_status, FINISHED)
+            for summary in self.with_status(status)
+        ]
         return sorted(chosen, key=lambda summary: (summary.created_at, summary.table_id))
 
     def with_status(self, status: str) -> Iterable[TableSummary]:
         """The summaries with ``status``, in no order: a live view, not to change while read."""
+        if status == FINISHED:
+            return (TableSummary.from_json(data) for data in self._finished.values())
         return self._by_status.get(status, {}).values()
 
     def get(self, table_id: str) -> TableSummary | None:
-        return self._tables.get(table_id)
+        summary = self._tables.get(table_id)
+        if summary is None and table_id in self._finished:
+            return TableSummary.from_json(self._finished[table_id])
+        return summary
