@@ -93,7 +93,7 @@ class LobbyIndex:
         #: The finished tables, kept as their JSON and their time of expiry's reference (when
         #: they finished): a day of games at 1,000 moves/s is over a million of them, and
         #: dicts of strings, bytes and floats are nothing the garbage collector walks, where
-        #: as summaries every full collection would walk them all (two objects each).
+        #: as summaries every full collection would walk them all (an object each).
         self._finished: dict[str, bytes] = {}
         self._finished_at: dict[str, float] = {}
         self._watcher_task: asyncio.Task[None] | None = None
