@@ -1,4 +1,5 @@
-"""TableService.Pipeline: many players' GetTable and MakeMove calls over one stream.
+"""TableService.Pipeline: many players' CreateTable, JoinTable, GetTable and MakeMove calls over
+one stream.
 
 Over real gRPC against real NATS and the real rules service: each pipelined call is answered
 as its unary method answers it (same view, same move, same refusal with the same code), calls
@@ -18,8 +19,15 @@ import pytest
 
 from cardtable.client.table_pipeline import PipelinedTableStub
 from cardtable.table_service import pipeline
+from cardtable_api.common.v1 import common_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, Player, play_to_the_end, view_dict
+from tests.table_service.harness import (
+    NO_TIMERS,
+    Cluster,
+    Player,
+    play_to_the_end,
+    view_dict,
+)
 
 GAMES = [("hearts", 4, {"quick": "true"}), ("358", 3, {}), ("belote", 4, {}), ("whist", 3, {})]
 
@@ -108,6 +116,70 @@ async def test_a_whole_game_is_played_over_one_stream(
     final = await players[0].view(table_id, 0)
     assert final.status == "finished" and final.game_status.over
     assert moves > 0 and final.version > moves
+
+
+async def test_a_table_is_opened_seated_and_played_over_one_stream(cluster: Cluster) -> None:
+    unary = {seat: cluster.player(f"opener-{seat}") for seat in range(4)}
+    stub, players = pipelined(cluster, unary)
+    try:
+        table_id = await players[0].create("hearts", 4, {"quick": "true"})
+        # The four players take their seats at once; each call is its own player's.
+        seats = await asyncio.gather(*(players[seat].join(table_id, seat) for seat in range(4)))
+        assert seats == [0, 1, 2, 3]
+        started = await unary[2].view(table_id, 2)
+        assert started.status == "running"
+        assert [info.player_id for info in started.seats] == [f"opener-{s}" for s in range(4)]
+        moves = await asyncio.wait_for(
+            play_to_the_end(table_id, players, random.Random("opened over the pipeline")), 120
+        )
+    finally:
+        await stub.close()
+    final = await unary[0].view(table_id, 0)
+    assert final.status == "finished" and moves > 0
+
+
+async def test_create_and_join_over_the_stream_are_idempotent_and_refused_as_unary(
+    cluster: Cluster,
+) -> None:
+    host, guest, rival = (cluster.player(name) for name in ("host", "guest", "rival"))
+    create = table_pb2.CreateTableRequest(
+        command_id=str(uuid.uuid4()),
+        game="hearts",
+        options=common_pb2.GameOptions(values={"quick": "true"}),
+        settings=NO_TIMERS,
+    )
+    stream = RawStream(cluster)
+    first = await stream.ask(table_pb2.PipelinedCall(id=1, token=host.token, create_table=create))
+    again = await stream.ask(table_pb2.PipelinedCall(id=2, token=host.token, create_table=create))
+    table_id = first[1].create_table.table_id
+    assert again[2].create_table == first[1].create_table  # the retry found the same table
+    assert await cluster.subject_sequence(table_id) == first[1].create_table.version
+
+    join = table_pb2.JoinTableRequest(command_id=str(uuid.uuid4()), table_id=table_id, seat=1)
+    joined = await stream.ask(table_pb2.PipelinedCall(id=3, token=guest.token, join_table=join))
+    retried = await stream.ask(table_pb2.PipelinedCall(id=4, token=guest.token, join_table=join))
+    assert joined[3].join_table.seat == 1 and retried[4].join_table == joined[3].join_table
+    after_join = await cluster.subject_sequence(table_id)
+
+    taken = table_pb2.JoinTableRequest(command_id=str(uuid.uuid4()), table_id=table_id, seat=1)
+    refusals = {
+        5: table_pb2.PipelinedCall(id=5, token=rival.token, join_table=taken),
+        6: table_pb2.PipelinedCall(
+            id=6,
+            token=rival.token,
+            create_table=table_pb2.CreateTableRequest(command_id=str(uuid.uuid4()), game="chess"),
+        ),
+        7: table_pb2.PipelinedCall(id=7, create_table=create),  # no token at all
+    }
+    replies = await stream.ask(*refusals.values())
+    await stream.close()
+    for call_id, request in ((5, rival.join(table_id, 1)), (6, rival.create("chess"))):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await request
+        assert code_of(replies[call_id]) == refused.value.code()
+        assert replies[call_id].failed.message == refused.value.details()
+    assert code_of(replies[7]) == grpc.StatusCode.UNAUTHENTICATED
+    assert await cluster.subject_sequence(table_id) == after_join  # nothing appended
 
 
 async def test_many_tables_share_one_stream_and_each_call_gets_its_unary_answer(

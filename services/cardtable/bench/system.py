@@ -48,8 +48,8 @@ CLIENT_DESCRIPTIONS = {
     "turns": "turns: each client streams its seat's turns (WatchTurns), then MakeMove",
     "poll": "poll: each client reads its view (GetTable) before each MakeMove",
     "pipeline": (
-        "pipeline: as poll, with every client's GetTable and MakeMove over one "
-        "TableService.Pipeline stream (one backend serving all players)"
+        "pipeline: as poll, with every client's CreateTable, JoinTable, GetTable and "
+        "MakeMove over one TableService.Pipeline stream (one backend serving all players)"
     ),
 }
 #: The issues' targets for sustained load on this machine: #9's at the target rate, and #4's

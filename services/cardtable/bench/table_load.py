@@ -4,8 +4,9 @@ Each simulated table has four clients that play Hearts quick games over and over
 random legal moves from its own view, the way a person's client would. Three client models:
 
 - ``pipeline`` (the default): one backend serving all the clients, as a game front end
-  would. Each client reads its own view with ``GetTable`` before each of its moves, then
-  moves with ``MakeMove``; the calls, each with its own player's token, go over one
+  would. Each game's table is opened with ``CreateTable`` and its four seats taken with
+  ``JoinTable``; each client reads its own view with ``GetTable`` before each of its moves,
+  then moves with ``MakeMove``. The calls, each with its own player's token, go over one
   ``TableService.Pipeline`` stream, and calls made at the same moment share a message. Under
   load that halves the CPU a move costs (docs/proving-it.md);
 - ``poll``: the same clients, each call a unary call of its own;
@@ -122,7 +123,8 @@ class _Table:
     """What the clients of one simulated table share."""
 
     stub: table_pb2_grpc.TableServiceAsyncStub
-    #: What GetTable and MakeMove go through: the stub, or one Pipeline stream for all tables.
+    #: What every call but WatchTurns goes through: the stub, or one Pipeline stream for all
+    #: tables.
     moves: table_pb2_grpc.TableServiceAsyncStub | PipelinedTableStub
     result: LoadResult
     deadline: float
@@ -130,7 +132,7 @@ class _Table:
     metadata: Sequence[tuple[tuple[str, str], ...]]
 
     async def new_game(self) -> str:
-        created = await self.stub.CreateTable(
+        created = await self.moves.CreateTable(
             table_pb2.CreateTableRequest(
                 command_id=str(uuid.uuid4()),
                 game="hearts",
@@ -140,7 +142,7 @@ class _Table:
             metadata=self.metadata[0],
         )
         for seat in range(4):
-            await self.stub.JoinTable(
+            await self.moves.JoinTable(
                 table_pb2.JoinTableRequest(
                     command_id=str(uuid.uuid4()), table_id=created.table_id, seat=seat
                 ),

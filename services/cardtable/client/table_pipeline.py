@@ -1,15 +1,15 @@
 """A client of ``TableService.Pipeline`` with the unary stub's shape, for many players at once.
 
 A backend that serves many players (a game front end, a bot fleet, the load benchmark) calls
-``GetTable`` and ``MakeMove`` on a :class:`PipelinedTableStub` exactly as on the generated
-stub, with each player's ``authorization`` metadata. The calls of all its players go over one
-stream, and the calls waiting at the same moment share a message; see
-``cardtable.table_service.pipeline`` for why that is cheaper.
+``CreateTable``, ``JoinTable``, ``GetTable`` and ``MakeMove`` on a :class:`PipelinedTableStub`
+exactly as on the generated stub, with each player's ``authorization`` metadata. The calls
+of all its players go over one stream, and the calls waiting at the same moment share a
+message; see ``cardtable.table_service.pipeline`` for why that is cheaper.
 
 A refused call raises :class:`grpc.aio.AioRpcError` with the status the unary method would
 have given, so callers handle both the same way. When the stream breaks, the calls in flight
 fail with its status (UNAVAILABLE when it simply went away) and the next call opens a new
-stream; retry a MakeMove with the same command id, as after any unclear outcome.
+stream; retry a command with the same command id, as after any unclear outcome.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def _token(metadata: Metadata) -> str:
 
 
 class PipelinedTableStub:
-    """``GetTable`` and ``MakeMove`` over one ``Pipeline`` stream (see the module doc)."""
+    """``CreateTable``, ``JoinTable``, ``GetTable`` and ``MakeMove`` over one ``Pipeline``
+    stream (see the module doc)."""
 
     def __init__(
         self,
@@ -72,6 +73,18 @@ class PipelinedTableStub:
         if failed is not None:
             raise rpc_error(*failed)
         return getattr(reply, field)
+
+    async def CreateTable(  # noqa: N802 - the generated stub's name, so either can be used
+        self, request: table_pb2.CreateTableRequest, metadata: Metadata = ()
+    ) -> table_pb2.CreateTableResponse:
+        reply: table_pb2.CreateTableResponse = await self._ask("create_table", request, metadata)
+        return reply
+
+    async def JoinTable(  # noqa: N802 - the generated stub's name, so either can be used
+        self, request: table_pb2.JoinTableRequest, metadata: Metadata = ()
+    ) -> table_pb2.JoinTableResponse:
+        reply: table_pb2.JoinTableResponse = await self._ask("join_table", request, metadata)
+        return reply
 
     async def GetTable(  # noqa: N802 - the generated stub's name, so either can be used
         self, request: table_pb2.GetTableRequest, metadata: Metadata = ()

@@ -108,7 +108,12 @@ PIPELINED_FIELDS: dict[str, dict[str, str]] = {
         "LegalActions": "legal_actions",
         "GetView": "get_view",
     },
-    TABLE_SERVICE: {"GetTable": "get_table", "MakeMove": "make_move"},
+    TABLE_SERVICE: {
+        "CreateTable": "create_table",
+        "JoinTable": "join_table",
+        "GetTable": "get_table",
+        "MakeMove": "make_move",
+    },
 }
 #: Of the pipelined table calls whose caller has a token, the share that leaves it in the
 #: stream's ``authorization`` metadata with an empty call token: the fallback is tried too.

@@ -484,8 +484,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def Pipeline(
         self, request_iterator: AsyncIterator[table_pb2.PipelineRequest], context: Context
     ) -> AsyncIterator[table_pb2.PipelineResponse]:
-        """GetTable and MakeMove calls, each with its own token (see table_service/pipeline.py)."""
-        methods: dict[str, UnaryMethod] = {"get_table": self.GetTable, "make_move": self.MakeMove}
+        """CreateTable, JoinTable, GetTable and MakeMove calls, each with its own token (see
+        table_service/pipeline.py)."""
+        methods: dict[str, UnaryMethod] = {
+            "create_table": self.CreateTable,
+            "join_table": self.JoinTable,
+            "get_table": self.GetTable,
+            "make_move": self.MakeMove,
+        }
         async for response in serve_pipeline(request_iterator, context, methods):
             yield response
 

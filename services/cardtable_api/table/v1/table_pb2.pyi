@@ -735,6 +735,8 @@ class PipelinedCall(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     GET_TABLE_FIELD_NUMBER: _builtins.int
     MAKE_MOVE_FIELD_NUMBER: _builtins.int
+    CREATE_TABLE_FIELD_NUMBER: _builtins.int
+    JOIN_TABLE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """Unique among the stream's calls in flight; the reply carries it back."""
     token: _builtins.str
@@ -745,6 +747,10 @@ class PipelinedCall(_message.Message):
     def get_table(self) -> Global___GetTableRequest: ...
     @_builtins.property
     def make_move(self) -> Global___MakeMoveRequest: ...
+    @_builtins.property
+    def create_table(self) -> Global___CreateTableRequest: ...
+    @_builtins.property
+    def join_table(self) -> Global___JoinTableRequest: ...
     def __init__(
         self,
         *,
@@ -752,12 +758,14 @@ class PipelinedCall(_message.Message):
         token: _builtins.str = ...,
         get_table: Global___GetTableRequest | None = ...,
         make_move: Global___MakeMoveRequest | None = ...,
+        create_table: Global___CreateTableRequest | None = ...,
+        join_table: Global___JoinTableRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["get_table", b"get_table", "make_move", b"make_move", "request", b"request"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "get_table", b"get_table", "join_table", b"join_table", "make_move", b"make_move", "request", b"request"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["get_table", b"get_table", "id", b"id", "make_move", b"make_move", "request", b"request", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "get_table", b"get_table", "id", b"id", "join_table", b"join_table", "make_move", b"make_move", "request", b"request", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["get_table", "make_move"]  # noqa: Y015
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["get_table", "make_move", "create_table", "join_table"]  # noqa: Y015
     _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
 
@@ -791,6 +799,8 @@ class PipelinedReply(_message.Message):
     GET_TABLE_FIELD_NUMBER: _builtins.int
     MAKE_MOVE_FIELD_NUMBER: _builtins.int
     FAILED_FIELD_NUMBER: _builtins.int
+    CREATE_TABLE_FIELD_NUMBER: _builtins.int
+    JOIN_TABLE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def get_table(self) -> Global___GetTableResponse: ...
@@ -798,6 +808,10 @@ class PipelinedReply(_message.Message):
     def make_move(self) -> Global___MakeMoveResponse: ...
     @_builtins.property
     def failed(self) -> Global___CallFailed: ...
+    @_builtins.property
+    def create_table(self) -> Global___CreateTableResponse: ...
+    @_builtins.property
+    def join_table(self) -> Global___JoinTableResponse: ...
     def __init__(
         self,
         *,
@@ -805,12 +819,14 @@ class PipelinedReply(_message.Message):
         get_table: Global___GetTableResponse | None = ...,
         make_move: Global___MakeMoveResponse | None = ...,
         failed: Global___CallFailed | None = ...,
+        create_table: Global___CreateTableResponse | None = ...,
+        join_table: Global___JoinTableResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["failed", b"failed", "get_table", b"get_table", "make_move", b"make_move", "reply", b"reply"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "failed", b"failed", "get_table", b"get_table", "join_table", b"join_table", "make_move", b"make_move", "reply", b"reply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["failed", b"failed", "get_table", b"get_table", "id", b"id", "make_move", b"make_move", "reply", b"reply"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_table", b"create_table", "failed", b"failed", "get_table", b"get_table", "id", b"id", "join_table", b"join_table", "make_move", b"make_move", "reply", b"reply"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_reply: _TypeAlias = _typing.Literal["get_table", "make_move", "failed"]  # noqa: Y015
+    _WhichOneofReturnType_reply: _TypeAlias = _typing.Literal["get_table", "make_move", "failed", "create_table", "join_table"]  # noqa: Y015
     _WhichOneofArgType_reply: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_reply) -> _WhichOneofReturnType_reply | None: ...
 

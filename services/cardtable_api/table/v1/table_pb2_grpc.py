@@ -193,14 +193,16 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Pipeline(self, request_iterator, context):
-        """Many players' GetTable and MakeMove calls over one long-lived stream, for a backend that
-        serves many players at once (a game front end, a bot fleet). Each call carries its own
-        player token and is answered exactly as its unary method would be: same checks, same
-        answer, or the status it would have failed with. Calls run concurrently, as separate
-        unary calls would; replies come as each call finishes, in any order, and the replies
-        ready at the same moment share a message. Await a call's reply before sending a call
-        that depends on it. Ending the stream cancels the calls still running; a MakeMove whose
-        reply never came is retried with the same command_id, as with MakeMove itself.
+        """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
+        stream, for a backend that serves many players at once (a game front end, a bot fleet),
+        from a table's opening to its last move. Each call carries its own player token and is
+        answered exactly as its unary method would be: same checks, same answer, or the status it
+        would have failed with. Calls run concurrently, as separate unary calls would; replies
+        come as each call finishes, in any order, and the replies ready at the same moment share
+        a message. Await a call's reply before sending a call that depends on it (a JoinTable
+        needs its table's CreateTable answered). Ending the stream cancels the calls still
+        running; a command whose reply never came is retried with the same command_id, as with
+        its unary method.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -60,14 +60,16 @@ class TableServiceStub:
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetGameRecordRequest, _table_pb2.GetGameRecordResponse]
     """A finished game's record (the engine's record format, JSON)."""
     Pipeline: _grpc.StreamStreamMultiCallable[_table_pb2.PipelineRequest, _table_pb2.PipelineResponse]
-    """Many players' GetTable and MakeMove calls over one long-lived stream, for a backend that
-    serves many players at once (a game front end, a bot fleet). Each call carries its own
-    player token and is answered exactly as its unary method would be: same checks, same
-    answer, or the status it would have failed with. Calls run concurrently, as separate
-    unary calls would; replies come as each call finishes, in any order, and the replies
-    ready at the same moment share a message. Await a call's reply before sending a call
-    that depends on it. Ending the stream cancels the calls still running; a MakeMove whose
-    reply never came is retried with the same command_id, as with MakeMove itself.
+    """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
+    stream, for a backend that serves many players at once (a game front end, a bot fleet),
+    from a table's opening to its last move. Each call carries its own player token and is
+    answered exactly as its unary method would be: same checks, same answer, or the status it
+    would have failed with. Calls run concurrently, as separate unary calls would; replies
+    come as each call finishes, in any order, and the replies ready at the same moment share
+    a message. Await a call's reply before sending a call that depends on it (a JoinTable
+    needs its table's CreateTable answered). Ending the stream cancels the calls still
+    running; a command whose reply never came is retried with the same command_id, as with
+    its unary method.
     """
 
 @_typing.type_check_only
@@ -102,14 +104,16 @@ class TableServiceAsyncStub(TableServiceStub):
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.GetGameRecordRequest, _table_pb2.GetGameRecordResponse]  # type: ignore[assignment]
     """A finished game's record (the engine's record format, JSON)."""
     Pipeline: _aio.StreamStreamMultiCallable[_table_pb2.PipelineRequest, _table_pb2.PipelineResponse]  # type: ignore[assignment]
-    """Many players' GetTable and MakeMove calls over one long-lived stream, for a backend that
-    serves many players at once (a game front end, a bot fleet). Each call carries its own
-    player token and is answered exactly as its unary method would be: same checks, same
-    answer, or the status it would have failed with. Calls run concurrently, as separate
-    unary calls would; replies come as each call finishes, in any order, and the replies
-    ready at the same moment share a message. Await a call's reply before sending a call
-    that depends on it. Ending the stream cancels the calls still running; a MakeMove whose
-    reply never came is retried with the same command_id, as with MakeMove itself.
+    """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
+    stream, for a backend that serves many players at once (a game front end, a bot fleet),
+    from a table's opening to its last move. Each call carries its own player token and is
+    answered exactly as its unary method would be: same checks, same answer, or the status it
+    would have failed with. Calls run concurrently, as separate unary calls would; replies
+    come as each call finishes, in any order, and the replies ready at the same moment share
+    a message. Await a call's reply before sending a call that depends on it (a JoinTable
+    needs its table's CreateTable answered). Ending the stream cancels the calls still
+    running; a command whose reply never came is retried with the same command_id, as with
+    its unary method.
     """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -219,14 +223,16 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request_iterator: _MaybeAsyncIterator[_table_pb2.PipelineRequest],
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_pb2.PipelineResponse], _abc.AsyncIterator[_table_pb2.PipelineResponse]]:
-        """Many players' GetTable and MakeMove calls over one long-lived stream, for a backend that
-        serves many players at once (a game front end, a bot fleet). Each call carries its own
-        player token and is answered exactly as its unary method would be: same checks, same
-        answer, or the status it would have failed with. Calls run concurrently, as separate
-        unary calls would; replies come as each call finishes, in any order, and the replies
-        ready at the same moment share a message. Await a call's reply before sending a call
-        that depends on it. Ending the stream cancels the calls still running; a MakeMove whose
-        reply never came is retried with the same command_id, as with MakeMove itself.
+        """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
+        stream, for a backend that serves many players at once (a game front end, a bot fleet),
+        from a table's opening to its last move. Each call carries its own player token and is
+        answered exactly as its unary method would be: same checks, same answer, or the status it
+        would have failed with. Calls run concurrently, as separate unary calls would; replies
+        come as each call finishes, in any order, and the replies ready at the same moment share
+        a message. Await a call's reply before sending a call that depends on it (a JoinTable
+        needs its table's CreateTable answered). Ending the stream cancels the calls still
+        running; a command whose reply never came is retried with the same command_id, as with
+        its unary method.
         """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
