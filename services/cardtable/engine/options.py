@@ -52,8 +52,26 @@ def read_options(options_type: type[OptionsT], values: Mapping[str, Any] | None)
 
 
 def options_to_dict(options: Any) -> dict[str, Any]:
-    """The options as a plain dict (bools and ints stay typed), for records and snapshots."""
-    return dataclasses.asdict(options)
+    """The options as a plain dict (bools and ints stay typed), for records and snapshots.
+
+    Every option is a bool, an int or a text (:func:`read_options` makes nothing else), so
+    reading the fields is the whole copy. ``dataclasses.asdict`` copies deeply, value by
+    value, and the rules service made this dict twice for every move (the state's snapshot and
+    the view of the seat to act), at several times the cost.
+    """
+    return {name: getattr(options, name) for name in _field_names(type(options))}
+
+
+#: Each options type's field names, looked up once (the games' types are few and fixed).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(options_type: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(options_type)
+    if names is None:
+        fields = dataclasses.fields(options_type)
+        names = _FIELD_NAMES[options_type] = tuple(field.name for field in fields)
+    return names
 
 
 def describe_options(options_type: type) -> list[dict[str, Any]]:

@@ -68,9 +68,13 @@ def struct_bytes(data: Mapping[str, Any]) -> bytes:
         if head is None:
             head = _entry_head(key)
         value_bytes = _value_bytes(value)
-        value_size = varint(len(value_bytes))
-        entry_size = len(head) + len(value_size) + len(value_bytes)
-        parts += (_FIELD_1, varint(entry_size), head, value_size, value_bytes)
+        size = len(value_bytes)
+        # Sizes under 128 are one byte: looked up here rather than through varint(), which
+        # a view calls hundreds of times.
+        value_size = _SMALL[size] if size < 0x80 else varint(size)
+        size += len(head) + len(value_size)
+        parts += (_FIELD_1, _SMALL[size] if size < 0x80 else varint(size), head, value_size)
+        parts.append(value_bytes)
     return b"".join(parts)
 
 
@@ -107,8 +111,10 @@ def _value_bytes(value: Any) -> bytes:
     if kind is list or kind is tuple:
         parts: list[bytes] = []
         for item in value:
-            item_bytes = _value_bytes(item)
-            parts += (_FIELD_1, varint(len(item_bytes)), item_bytes)
+            # Most items are short strings (cards): their encodings are looked up here.
+            item_bytes = (type(item) is str and _strings.get(item)) or _value_bytes(item)
+            size = len(item_bytes)
+            parts += (_FIELD_1, _SMALL[size] if size < 0x80 else varint(size), item_bytes)
         inner = b"".join(parts)
         return _LIST + varint(len(inner)) + inner
     if isinstance(value, Mapping):
