@@ -2,13 +2,15 @@
 
 Each figure is what one Python process gets through one client library with nothing of ours
 in the way: acknowledged JetStream appends (nats-py), batched PostgreSQL inserts (asyncpg),
-unary gRPC calls (grpc.aio, to a bare echo server in its own process).
+unary gRPC calls (grpc.aio, to a bare echo server in its own process). One more figure is no
+limit but the machine's speed that hour: how fast a fixed pure-Python loop runs per CPU second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 
@@ -21,6 +23,8 @@ from cardtable.bench.local_server import local_server
 
 #: About the size of one move's batch of events.
 PAYLOAD = secrets.token_bytes(300)
+#: The steps of one repeat of the speed probe: a few milliseconds of CPU.
+SPEED_STEPS = 100_000
 
 
 async def _rate(
@@ -100,3 +104,31 @@ async def grpc_unary_rate(seconds: float = 3.0, in_flight: int = 1) -> float:
         echo = channel.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
         await channel.channel_ready()
         return await _rate(seconds, in_flight, lambda _: echo(PAYLOAD))
+
+
+def python_speed(seconds: float = 1.0) -> float:
+    """Million steps of a fixed pure-Python loop per CPU second of this thread, the median of
+    its repeats over ``seconds`` (at least three).
+
+    The speed of this machine per instruction moves from hour to hour: it is a virtual machine
+    on a shared host. A minute apart, the same loop once took 0.11 s of CPU and once 0.23 s.
+    The CPU a move costs moves with it, so a report's CPU per move is read beside this figure.
+    Thread CPU time: time spent waiting for a core does not count, only slower instructions.
+    """
+    samples: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(samples) < 3 or time.perf_counter() < deadline:
+        started = time.thread_time()
+        _steps(SPEED_STEPS)
+        used = time.thread_time() - started
+        if used > 0:
+            samples.append(SPEED_STEPS / used / 1e6)
+    return statistics.median(samples)
+
+
+def _steps(count: int) -> int:
+    """The probe's work: a loop of integer operations, like the interpreter's everyday work."""
+    total = 0
+    for step in range(count):
+        total += step & 7
+    return total

@@ -27,6 +27,14 @@ def _load_row(label: str, run: dict[str, Any]) -> list[str]:
     ]
 
 
+def _labelled_runs(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each load with its label: its table count, and the rate it offered if paced."""
+    labelled = [(str(run["tables"]), run) for run in report["runs"]]
+    for run in report.get("paced", []):
+        labelled.append((f"{run['tables']} at {run['target_moves_per_s']:,.0f}/s", run))
+    return labelled
+
+
 def render_system_report(report: dict[str, Any]) -> Group:
     """Loads (one row each), CPU per process, raw limits and ratios, targets."""
     loads = _numbers_table(
@@ -35,20 +43,22 @@ def render_system_report(report: dict[str, Any]) -> Group:
         ("moves/s", "move p50 ms", "p95 ms", "p99 ms", "lag p50 ms", "lag p99 ms"),
         ("errors", "games"),
     )
-    for run in report["runs"]:
-        loads.add_row(*_load_row(str(run["tables"]), run))
-    for run in report.get("paced", []):
-        label = f"{run['tables']} at {run['target_moves_per_s']:,.0f}/s"
+    for label, run in _labelled_runs(report):
         loads.add_row(*_load_row(label, run))
 
-    cpu = Table(title="CPU ms per move, by process")
+    cpu = Table(title="CPU ms per move, by process; all of it in steps of the speed probe")
     names = list(report["runs"][0]["cpu_ms_per_move"]) if report["runs"] else []
-    cpu.add_column("tables", justify="right")
-    for name in names:
+    cpu.add_column("load", justify="right")
+    for name in (*names, "total", "k steps"):
         cpu.add_column(name, justify="right")
-    for run in report["runs"]:
+    for label, run in _labelled_runs(report):
+        per_process = run["cpu_ms_per_move"]
+        known = [value for value in per_process.values() if value is not None]
         cpu.add_row(
-            str(run["tables"]), *(_number(run["cpu_ms_per_move"].get(name), 2) for name in names)
+            label,
+            *(_number(per_process.get(name), 2) for name in names),
+            _number(sum(known) if known else None, 2),
+            _number(run.get("cpu_ksteps_per_move")),  # absent from reports before it
         )
 
     raw = report["raw_limits"]
@@ -85,6 +95,9 @@ def render_system_report(report: dict[str, Any]) -> Group:
         ),
     ):
         limits.add_row(label, _number(value, 0), _number(ratio, 3))
+    speed = raw.get("python_million_steps_per_cpu_s")  # absent from reports before it
+    if speed is not None:
+        limits.add_row("machine speed: Python loop, M steps/CPU s", _number(speed, 1), "")
 
     tables: list[Table] = [loads, cpu, limits]
     if report.get("floor"):

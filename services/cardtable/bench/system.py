@@ -34,6 +34,7 @@ from cardtable.bench.raw_limits import (
     grpc_unary_rate,
     jetstream_append_rate,
     postgres_insert_rate,
+    python_speed,
 )
 from cardtable.bench.scrape import histogram_since, scrape_histogram, to_ms
 from cardtable.bench.stack import SERVICES, SystemStack, process_tree_cpu_seconds, system_stack
@@ -75,6 +76,8 @@ PROJECTION_FIGURES = (
 SUSTAINED_SHARE = 0.95
 #: How long the projection may take to catch up after a run before the bench gives up on it.
 CATCH_UP_LIMIT_SECONDS = 120.0
+#: How long the machine's speed is probed before each load (``raw_limits.python_speed``).
+SPEED_PROBE_SECONDS = 0.5
 
 Progress = Callable[[str], None]
 
@@ -99,10 +102,12 @@ async def measure_raw_limits(stack: SystemStack, seconds: float, say: Progress) 
         "sequential": await grpc_unary_rate(seconds, 1),
         "64_in_flight": await grpc_unary_rate(seconds, 64),
     }
+    say("machine speed: a fixed Python loop ...")
     return {
         "jetstream_appends_per_s": {key: round(value, 1) for key, value in appends.items()},
         "postgres_batched_inserts_rows_per_s": inserts,
         "grpc_unary_calls_per_s": {key: round(value, 1) for key, value in unary.items()},
+        "python_million_steps_per_cpu_s": round(python_speed(min(seconds, 1.0)), 2),
     }
 
 
@@ -161,6 +166,7 @@ async def measure_load(
     clients: str = "pipeline",
 ) -> dict[str, Any]:
     """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
+    speed = python_speed(SPEED_PROBE_SECONDS)  # the services are idle between loads
     scoring = stack.services.get("scoring")
     lag_before = await scrape_histogram(scoring.metrics_port, LAG_HISTOGRAM) if scoring else None
     sequence_before = await last_sequence(stack)
@@ -198,6 +204,12 @@ async def measure_load(
             name: round(used * 1000 / result.moves, 2) if result.moves else None
             for name, used in cpu_used.items()
         },
+        "machine_speed": round(speed, 2),
+        # All processes' CPU per move in steps of the speed probe's loop (thousands): a cost
+        # that the machine's speed that hour does not change, to compare runs of other hours.
+        "cpu_ksteps_per_move": (
+            round(sum(cpu_used.values()) / result.moves * speed * 1e3, 1) if result.moves else None
+        ),
     }
 
 
