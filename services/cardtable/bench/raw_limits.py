@@ -111,7 +111,8 @@ def python_speed(seconds: float = 1.0) -> float:
     its repeats over ``seconds`` (at least three).
 
     The speed of this machine per instruction moves from hour to hour: it is a virtual machine
-    on a shared host. A minute apart, the same loop once took 0.11 s of CPU and once 0.23 s.
+    (KVM), and its steal time stays near zero while it slows, so the instructions themselves
+    take longer. A minute apart, the same loop once took 0.11 s of CPU and once 0.23 s.
     The CPU a move costs moves with it, so a report's CPU per move is read beside this figure.
     Thread CPU time: time spent waiting for a core does not count, only slower instructions.
     """
