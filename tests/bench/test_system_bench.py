@@ -87,12 +87,7 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
     assert raw["postgres_batched_inserts_rows_per_s"] > 0
     assert raw["grpc_unary_calls_per_s"]["64_in_flight"] > 0
     assert run["ratios"]["vs_grpc_unary_sequential"] > 0
-    # The machine's speed, then and before the load, and the load's CPU in the probe's steps.
-    assert raw["python_million_steps_per_cpu_s"] > 0 and run["machine_speed"] > 0
-    total_cpu_ms = sum(run["cpu_seconds"].values()) * 1000 / run["moves"]
-    assert run["cpu_ksteps_per_move"] == pytest.approx(
-        total_cpu_ms * run["machine_speed"], rel=0.05, abs=0.1
-    )
+    assert raw["python_million_steps_per_cpu_s"] > 0  # the machine's speed that hour
     assert (tmp_path / "bench.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -172,8 +167,6 @@ def test_the_report_shows_the_paced_runs_and_where_each_target_was_judged() -> N
         "move_latency_p95_ms": 120.0,
         "projection_lag_p50_ms": 20.0,
         "cpu_ms_per_move": {"table": 0.8, "rules": 0.6},
-        "machine_speed": 20.0,
-        "cpu_ksteps_per_move": 28.0,
         "ratios": {
             "vs_jetstream_sequential_appends": 0.1,
             "vs_jetstream_64_in_flight_appends": 0.05,
@@ -215,9 +208,9 @@ def test_the_report_shows_the_paced_runs_and_where_each_target_was_judged() -> N
     console.print(render_system_report(report))
     text = console.export_text()
     assert "80 at 1,000/s" in text and "80 at 500/s" in text
-    # CPU per move for every load, paced ones too, in all and in the speed probe's steps.
+    # CPU per move for every load, paced ones too, each process's and in all.
     cpu_rows = [line for line in text.splitlines() if "0.80" in line and "0.60" in line]
-    assert len(cpu_rows) == 3 and all("1.40" in row and "28.0" in row for row in cpu_rows)
+    assert len(cpu_rows) == 3 and all("1.40" in row for row in cpu_rows)
     assert "machine speed: Python loop, M steps/CPU s" in text and "21.5" in text
     assert "NOT met moves_per_s target 1000 (the best load): measured 900.0" in text
     assert (

@@ -46,10 +46,10 @@ def render_system_report(report: dict[str, Any]) -> Group:
     for label, run in _labelled_runs(report):
         loads.add_row(*_load_row(label, run))
 
-    cpu = Table(title="CPU ms per move, by process; all of it in steps of the speed probe")
+    cpu = Table(title="CPU ms per move, by process")
     names = list(report["runs"][0]["cpu_ms_per_move"]) if report["runs"] else []
     cpu.add_column("load", justify="right")
-    for name in (*names, "total", "k steps"):
+    for name in (*names, "total"):
         cpu.add_column(name, justify="right")
     for label, run in _labelled_runs(report):
         per_process = run["cpu_ms_per_move"]
@@ -58,7 +58,6 @@ def render_system_report(report: dict[str, Any]) -> Group:
             label,
             *(_number(per_process.get(name), 2) for name in names),
             _number(sum(known) if known else None, 2),
-            _number(run.get("cpu_ksteps_per_move")),  # absent from reports before it
         )
 
     raw = report["raw_limits"]

@@ -76,8 +76,6 @@ PROJECTION_FIGURES = (
 SUSTAINED_SHARE = 0.95
 #: How long the projection may take to catch up after a run before the bench gives up on it.
 CATCH_UP_LIMIT_SECONDS = 120.0
-#: How long the machine's speed is probed before each load (``raw_limits.python_speed``).
-SPEED_PROBE_SECONDS = 0.5
 
 Progress = Callable[[str], None]
 
@@ -166,7 +164,6 @@ async def measure_load(
     clients: str = "pipeline",
 ) -> dict[str, Any]:
     """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
-    speed = python_speed(SPEED_PROBE_SECONDS)  # the services are idle between loads
     scoring = stack.services.get("scoring")
     lag_before = await scrape_histogram(scoring.metrics_port, LAG_HISTOGRAM) if scoring else None
     sequence_before = await last_sequence(stack)
@@ -204,12 +201,6 @@ async def measure_load(
             name: round(used * 1000 / result.moves, 2) if result.moves else None
             for name, used in cpu_used.items()
         },
-        "machine_speed": round(speed, 2),
-        # All processes' CPU per move in steps of the speed probe's loop (thousands): a cost
-        # that the machine's speed that hour does not change, to compare runs of other hours.
-        "cpu_ksteps_per_move": (
-            round(sum(cpu_used.values()) / result.moves * speed * 1e3, 1) if result.moves else None
-        ),
     }
 
 
