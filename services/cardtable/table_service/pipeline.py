@@ -6,9 +6,10 @@ unary call per request. In grpc.aio each call costs far more CPU than the work b
 own HTTP/2 stream, headers and trailers, the interceptors, and the trips between gRPC's poller
 thread and the event loop, on both sides. Each unary call also leaves a reference cycle in
 the server (its handler call details and the closure that found its handler), which only the
-garbage collector frees: a game's five unary calls to open a table and take its seats made
-most of the table service's collector pauses under load. Over one open stream a call costs a
-share of a message, and the calls or replies that wait at the same moment share one.
+garbage collector frees: under load, a game's five unary calls to open a table and take its
+seats made nearly all the garbage the table service's collections found (docs/proving-it.md).
+Over one open stream a call costs a share of a message, and the calls or replies that wait at
+the same moment share one.
 
 Each call is answered by the servicer's own unary method, given a context that carries the
 call's token: the same checks, the same answer, the same status on failure. The calls run
