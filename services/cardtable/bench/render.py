@@ -35,6 +35,24 @@ def _labelled_runs(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return labelled
 
 
+def _per_process_table(title: str, report: dict[str, Any], key: str, digits: int) -> Table:
+    """One row per load, one column per process and their total, of the figure at ``key``."""
+    table = Table(title=title)
+    names = list(report["runs"][0].get(key, {})) if report["runs"] else []
+    table.add_column("load", justify="right")
+    for name in (*names, "total"):
+        table.add_column(name, justify="right")
+    for label, run in _labelled_runs(report):
+        per_process = run.get(key, {})  # reports from before a figure existed lack it
+        known = [value for value in per_process.values() if value is not None]
+        table.add_row(
+            label,
+            *(_number(per_process.get(name), digits) for name in names),
+            _number(sum(known) if known else None, digits),
+        )
+    return table
+
+
 def render_system_report(report: dict[str, Any]) -> Group:
     """Loads (one row each), CPU per process, raw limits and ratios, targets."""
     loads = _numbers_table(
@@ -46,19 +64,10 @@ def render_system_report(report: dict[str, Any]) -> Group:
     for label, run in _labelled_runs(report):
         loads.add_row(*_load_row(label, run))
 
-    cpu = Table(title="CPU ms per move, by process")
-    names = list(report["runs"][0]["cpu_ms_per_move"]) if report["runs"] else []
-    cpu.add_column("load", justify="right")
-    for name in (*names, "total"):
-        cpu.add_column(name, justify="right")
-    for label, run in _labelled_runs(report):
-        per_process = run["cpu_ms_per_move"]
-        known = [value for value in per_process.values() if value is not None]
-        cpu.add_row(
-            label,
-            *(_number(per_process.get(name), 2) for name in names),
-            _number(sum(known) if known else None, 2),
-        )
+    cpu = _per_process_table("CPU ms per move, by process", report, "cpu_ms_per_move", 2)
+    cpu_seconds = _per_process_table(
+        "CPU seconds, by process, over each load's counted seconds", report, "cpu_seconds", 1
+    )
 
     raw = report["raw_limits"]
     best = max(report["runs"], key=lambda run: run["moves_per_s"])
@@ -98,7 +107,7 @@ def render_system_report(report: dict[str, Any]) -> Group:
     if speed is not None:
         limits.add_row("machine speed: Python loop, M steps/CPU s", _number(speed, 1), "")
 
-    tables: list[Table] = [loads, cpu, limits]
+    tables: list[Table] = [loads, cpu, cpu_seconds, limits]
     if report.get("floor"):
         tables.append(_floor_table(report))
     lines = [_verdict(report, key) for key in report["targets"]]

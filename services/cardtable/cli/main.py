@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -35,6 +36,20 @@ from cardtable.simulation.bench import engine_bench, find_yardstick
 from cardtable.simulation.records import record_random_game
 from cardtable.simulation.simulate import simulate
 
+REPORT_WIDTH = 120  # columns for tables written to a file or a pipe
+
+
+def _console(stderr: bool = True) -> Console:
+    """A console for reports: a terminal's own width, else ``REPORT_WIDTH`` columns.
+
+    Rich falls back to 80 columns when its output is not a terminal, which cut the bench's
+    table headings to "move…"; ``COLUMNS`` still decides where it is set.
+    """
+    console = Console(stderr=stderr)
+    if console.is_terminal or "COLUMNS" in os.environ:
+        return console
+    return Console(stderr=stderr, width=REPORT_WIDTH)
+
 
 def _options(pairs: Sequence[str]) -> dict[str, str]:
     options = {}
@@ -58,7 +73,7 @@ def _progress(console: Console) -> Progress:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = _console()
     with _progress(console) as progress:
         task = progress.add_task(f"simulating {args.game}", total=args.games)
         result = simulate(
@@ -89,7 +104,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    console = Console()
+    console = _console(stderr=False)
     try:
         data = json.loads(Path(args.file).read_text())
         record = load_record(data)
@@ -156,7 +171,7 @@ def _record_of(args: argparse.Namespace, console: Console) -> dict[str, Any] | N
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    console = Console()
+    console = _console(stderr=False)
     data = _record_of(args, console)
     if data is None:
         return 2
@@ -188,7 +203,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    console = Console()
+    console = _console(stderr=False)
     if args.table_id:
         return _audit_table(args, console)
     data = _read_json(args.file, console)
@@ -241,7 +256,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from cardtable.eventlog.reader import log_reader
     from cardtable.eventlog.records import record_from_batches
 
-    console = Console(stderr=True)
+    console = _console()
     since = 0.0
     if args.since:
         try:
@@ -298,7 +313,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
     from cardtable.scoring_service.settings import EventLogNames
 
-    console = Console(stderr=True)
+    console = _console()
     database_url = os.environ.get("DATABASE_URL")
     if not database_url:
         console.print(Text("set DATABASE_URL (and NATS_URL) to rebuild the projection", "red"))
@@ -367,7 +382,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = _console()
     yardstick = Path(args.yardstick) if args.yardstick else find_yardstick(Path.cwd())
     if yardstick is None:
         console.print("yardstick not found (pass --yardstick PATH); measuring without it")
@@ -400,7 +415,7 @@ def _bench_faults(args: argparse.Namespace) -> int:
     from cardtable.bench.fault_report import render_fault_report
     from cardtable.bench.faults import run_faults
 
-    console = Console(stderr=True)
+    console = _console()
     report = run_async(
         run_faults(
             tables=args.fault_tables,
@@ -427,7 +442,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from cardtable.bench.render import render_system_report
     from cardtable.bench.system import system_bench
 
-    console = Console(stderr=True)
+    console = _console()
     counts = [int(count) for count in args.tables.split(",") if count.strip()]
     with garbage_collector_tuned():  # the clients' pauses would count as move latency
         report = run_async(
@@ -457,7 +472,7 @@ def cmd_bench_floor(args: argparse.Namespace) -> int:
     from cardtable.bench.floor_budget import floor_budget
     from cardtable.bench.render import render_floor_budget
 
-    console = Console(stderr=True)
+    console = _console()
     with garbage_collector_tuned():  # as in cmd_bench: the clients measure the latency
         report = run_async(
             floor_budget(
@@ -478,7 +493,7 @@ def cmd_bench_scoring(args: argparse.Namespace) -> int:
     scoring service's projection lag at a paced load (issue #5's target)."""
     from cardtable.bench.scoring_rates import format_report, scoring_rates
 
-    console = Console(stderr=True)
+    console = _console()
     with _progress(console) as progress:
         tasks: dict[str, Any] = {}
 
@@ -508,7 +523,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     """Hostile requests against the rules and table services; exit 1 if any was mishandled."""
     from cardtable.hostile import fuzz_stack, render_fuzz_report
 
-    console = Console(stderr=True)
+    console = _console()
     with _progress(console) as progress:
         task = progress.add_task("hostile requests", total=args.requests)
 
@@ -527,7 +542,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 def cmd_tournament(args: argparse.Namespace) -> int:
     from cardtable.bots.tournament import run_tournament
 
-    console = Console(stderr=True)
+    console = _console()
     seats = [name.strip() for name in args.seats.split(",") if name.strip()]
     try:
         with _progress(console) as progress:
@@ -560,8 +575,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             f"{row['advantage']:+.2f}",
             f"[{low:+.2f}, {high:+.2f}]",
         )
-    Console().print(table)
-    Console().print(
+    _console(stderr=False).print(table)
+    _console(stderr=False).print(
         f"{report['seconds']} s; advantage: own score minus the other seats', higher is better"
     )
     return 0
@@ -570,7 +585,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from cardtable.stack.run import run_stack
 
-    console = Console()
+    console = _console(stderr=False)
     return asyncio.run(
         run_stack(
             Path(args.log_dir),
@@ -789,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: Any = args.handler(args)
     except EngineError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}")
+        _console().print(f"[red]error:[/red] {error}")
         return 2
     return int(code)
 
