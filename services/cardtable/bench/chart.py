@@ -127,7 +127,7 @@ def _draw_paced(axes: Axes, bars: list[PacedBar]) -> None:
                 place + 1.6 * width,
                 colors="tab:red",
                 linestyles="--",
-                label="target p99" if place == 0 else None,
+                label="target p99" if place == 0 else "_nolegend_",
             )
     axes.set_xticks(list(places), [bar.label for bar in bars])
     axes.set_ylabel("milliseconds")
