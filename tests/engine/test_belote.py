@@ -332,6 +332,52 @@ def test_partner_winning_relaxes_the_duty_to_trump() -> None:
     assert of_kind(facts, TrickWon)[0].seat == 3
 
 
+# Seat 0 takes hearts (turned KH) with belote, and the defenders win every trick: seat 3 with its
+# four top trumps and two spades, seat 1 with the ace of diamonds and then its clubs and 10D.
+DEFENDERS_CAPOT_HANDS = (
+    "KH QH 9S 8S 7S JC 9C 8C",
+    "AC 10C KC QC AD 10D KD QD",
+    "8H 7H QS JS 7C JD 9D 8D",
+    "JH 9H AH 10H AS 10S KS 7D",
+)
+DEFENDERS_CAPOT_TRICKS = (
+    "9S AS JS QD",
+    "JH 7H QC QH",
+    "9H 8H KD KH",
+    "AH 7C KC 8C",
+    "7D 8D AD 9C",
+    "AC JC 10S JD",
+    "10D 8S KS 9D",
+    "10C 7S 10H QS",
+)
+
+
+def defenders_capot_deal() -> BeloteState:
+    state = dealt(0, DEFENDERS_CAPOT_HANDS, "KH", taker=0)
+    take_at(state, 0)
+    return state
+
+
+def test_void_without_trump_plays_any_card_when_an_opponent_wins() -> None:
+    state = defenders_capot_deal()
+    play_tricks(state, [*DEFENDERS_CAPOT_TRICKS[:4], "7D 8D AD"])
+    # Seat 0 has no diamond and no trump left; seat 1's AD beats its partner's 8D.
+    assert state.to_act() == (0,)
+    assert legal_cards(state, 0) == {"8S", "7S", "JC", "9C"}
+    assert why(state, 0, "play 8S") is None
+    assert why(state, 0, "play JC") is None
+
+
+def test_trump_led_without_trump_plays_any_card() -> None:
+    state = defenders_capot_deal()
+    play_tricks(state, [*DEFENDERS_CAPOT_TRICKS[:3], "AH"])
+    # Seat 2 has no trump left, and seat 3, an opponent, leads.
+    assert state.to_act() == (2,)
+    assert legal_cards(state, 2) == {"QS", "7C", "JD", "9D", "8D"}
+    assert why(state, 2, "play QS") is None
+    assert why(state, 2, "play 7C") is None
+
+
 # -- scoring -----------------------------------------------------------------------------
 
 
@@ -400,6 +446,17 @@ def test_failed_contract_is_the_second_worked_example() -> None:
     assert of_kind(facts, ContractSettled) == [ContractSettled(0, False, 90, 92)]
     assert of_kind(facts, BeloteScored) == [BeloteScored(0)]
     assert of_kind(facts, DealScored)[0].scores == (20, 162, 20, 162)
+
+
+def test_failed_contract_with_a_defenders_capot_scores_162_and_252() -> None:
+    state = defenders_capot_deal()
+    facts = play_tricks(state, DEFENDERS_CAPOT_TRICKS)
+    assert [fact.seat for fact in of_kind(facts, TrickWon)] == [3, 3, 3, 3, 1, 1, 1, 3]
+    assert of_kind(facts, CapotMade) == [CapotMade((1, 3), 252, None)]
+    assert of_kind(facts, BeloteScored) == [BeloteScored(0)]
+    assert of_kind(facts, ContractSettled) == [ContractSettled(0, False, 20, 162)]
+    # The defenders: 162 + 252; the takers: their belote only.
+    assert of_kind(facts, DealScored)[0].scores == (20, 414, 20, 414)
 
 
 def test_capot_by_a_team_scores_252_more() -> None:
@@ -486,6 +543,29 @@ def test_both_teams_past_501_the_higher_wins() -> None:
     assert state.is_over() and state.to_act() == () and state.legal_actions(1) == []
     with pytest.raises(IllegalAction, match="the game is over"):
         state.deal(DECK)
+
+
+@pytest.mark.parametrize(
+    ("team_0", "team_1", "places"),
+    [(391, 0, (1, 3, 1, 3)), (0, 429, (3, 1, 3, 1))],  # + 110 and 72: exactly 501
+)
+def test_a_team_reaching_exactly_501_wins(
+    team_0: int, team_1: int, places: tuple[int, ...]
+) -> None:
+    state, facts = made_deal(with_totals(team_0, team_1))
+    assert 501 in state.totals
+    assert state.is_over() and state.places() == places
+    assert of_kind(facts, GameEnded) == [GameEnded(tuple(state.totals), places)]
+
+
+@pytest.mark.parametrize(
+    ("team_0", "team_1", "totals"),
+    [(390, 0, [500, 72, 500, 72]), (0, 428, [110, 500, 110, 500])],
+)
+def test_500_does_not_end_the_game(team_0: int, team_1: int, totals: list[int]) -> None:
+    state, facts = made_deal(with_totals(team_0, team_1))
+    assert state.totals == totals
+    assert not state.is_over() and not of_kind(facts, GameEnded) and state.needs_deal()
 
 
 def test_both_teams_level_past_501_play_another_deal() -> None:

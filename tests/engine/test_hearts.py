@@ -9,7 +9,8 @@ import pytest
 from cardtable.engine.actions import pass_cards, play
 from cardtable.engine.cards import FULL_DECK, RANK_TEXTS, format_card, parse_card, parse_cards
 from cardtable.engine.errors import IllegalAction, InvalidInput
-from cardtable.engine.hearts import HEARTS, HeartsState
+from cardtable.engine.facts import DealScored, Fact
+from cardtable.engine.hearts import HEARTS, CardsPassed, HeartsState, MoonShot
 
 SUITS = "CDHS"
 
@@ -31,10 +32,12 @@ def new_state(*, quick: bool = False, first_dealer: int = 3) -> HeartsState:
     return state
 
 
-def play_cards(state: HeartsState, cards: str) -> None:
+def play_cards(state: HeartsState, cards: str) -> list[Fact]:
+    facts: list[Fact] = []
     for text in cards.split():
         seat = state.to_act()[0]
-        state.apply(seat, play(parse_card(text)))
+        facts += state.apply(seat, play(parse_card(text)))
+    return facts
 
 
 def test_passing_cycle_left_right_across_none() -> None:
@@ -77,6 +80,60 @@ def test_passed_cards_arrive_left_and_are_hidden_until_all_chose() -> None:
     assert state.observation(1)["received"] == ["QC", "KC", "AC"]
     assert "AC" in state.observation(1)["hand"]
     assert state.phase == "play"
+
+
+#: Seat 0 holds the clubs, seat 1 the diamonds, seat 2 the hearts, seat 3 the spades.
+SUIT_HANDS = [suit_hand(suit) for suit in SUITS]
+
+
+def dealt_as_deal(deal: int) -> HeartsState:
+    """A classic game whose deal number ``deal`` (2 or later) gives ``SUIT_HANDS``, seat 0 dealing.
+
+    The deals before it are skipped by setting the deal number, as ``no_pass_deal`` does.
+    """
+    state = new_state(first_dealer=3)
+    state.deal_number = deal - 1
+    state.deal(deck_dealing(SUIT_HANDS, dealer=0))
+    assert state.deal_number == deal and state.dealer == 0
+    return state
+
+
+@pytest.mark.parametrize(
+    ("deal", "direction", "receivers"),
+    [
+        (2, "right", [3, 0, 1, 2]),
+        (3, "across", [2, 3, 0, 1]),
+        (5, "left", [1, 2, 3, 0]),
+        (6, "right", [3, 0, 1, 2]),
+        (7, "across", [2, 3, 0, 1]),
+    ],
+)
+def test_passed_cards_go_to_the_seat_the_cycle_names(
+    deal: int, direction: str, receivers: list[int]
+) -> None:
+    state = dealt_as_deal(deal)
+    assert state.observation(0)["pass_direction"] == direction
+    facts: list[Fact] = []
+    for seat, suit in enumerate(SUITS):
+        facts += state.apply(seat, pass_cards(parse_cards(f"A{suit} K{suit} Q{suit}")))
+    passed = [fact for fact in facts if isinstance(fact, CardsPassed)]
+    assert [(fact.seat, fact.to_seat) for fact in passed] == list(enumerate(receivers))
+    for seat, suit in enumerate(SUITS):
+        received = state.observation(receivers[seat])
+        assert received["received"] == [f"Q{suit}", f"K{suit}", f"A{suit}"]
+        assert f"A{suit}" in received["hand"]
+        assert f"A{suit}" not in state.observation(seat)["hand"]
+    assert state.phase == "play"
+
+
+@pytest.mark.parametrize("deal", [4, 8])
+def test_no_pass_on_every_fourth_deal(deal: int) -> None:
+    state = dealt_as_deal(deal)
+    assert state.observation(0)["pass_direction"] == "none"
+    assert state.phase == "play" and state.to_act() == (0,)
+    assert state.legal_actions(0) == [play(parse_card("2C"))]
+    assert state.why_illegal(0, pass_cards(parse_cards("AC KC QC"))) == "it is time to play a card"
+    assert state.hands == [sorted(parse_cards(hand)) for hand in SUIT_HANDS]
 
 
 def no_pass_deal(hands: list[str]) -> HeartsState:
@@ -201,6 +258,59 @@ def test_moon_played_out() -> None:
     assert sum(state.totals) in (26, 78)
     if sum(state.totals) == 78:
         assert sorted(state.totals) == [0, 26, 26, 26]
+
+
+# Seat 3 wins the first trick (no points) and leads the QS into seat 0's AS; seat 0 then wins
+# every trick with the AC and its ten hearts, and the others' 2H, 3H and 4H fall into them.
+MOON_HANDS = [
+    "4C AC AS AH KH QH JH 10H 9H 8H 7H 6H 5H",
+    "2C 5C 6C 7C 8C 2S 3S 4S 5S 2D 3D 4D 5D",
+    "3C 9C 10C JC QC 6S 7S 8S 9S 6D 7D 8D 9D",
+    "KC QS 10S JS KS 10D JD QD KD AD 2H 3H 4H",
+]
+MOON_TRICKS = " ".join(
+    [
+        *("2C 3C KC 4C", "QS AS 2S 6S", "AC 5C 9C 2H", "AH 6C 10C 3H", "KH 7C JC 4H"),
+        *("QH 8C QC 10S", "JH 3S 7S JS", "10H 4S 8S KS", "9H 5S 9S 10D", "8H 2D 6D JD"),
+        *("7H 3D 7D QD", "6H 4D 8D KD", "5H 5D 9D AD"),
+    ]
+)
+
+
+def test_moon_shot_in_a_played_out_deal() -> None:
+    state = no_pass_deal(MOON_HANDS)
+    assert state.to_act() == (1,)
+    facts = play_cards(state, MOON_TRICKS)
+    assert [winner for _, _, winner in state.tricks] == [3] + [0] * 12
+    assert MoonShot(0) in facts
+    assert [fact.scores for fact in facts if isinstance(fact, DealScored)] == [(0, 26, 26, 26)]
+    assert state.is_over() and state.places() == (1, 2, 2, 2)
+
+
+def classic_moon_deal(previous: list[list[int]]) -> HeartsState:
+    """A classic game resumed after three deals scored ``previous``, dealt ``MOON_HANDS``."""
+    snapshot = new_state(first_dealer=3).to_snapshot()
+    totals = [sum(column) for column in zip(*previous, strict=True)]
+    snapshot.update(deal_number=3, deal_scores=previous, totals=totals)
+    snapshot["state"]["pass_offset"] = 2  # the third deal passed across
+    state = HeartsState.from_snapshot(snapshot)
+    state.deal(deck_dealing(MOON_HANDS, dealer=0))
+    assert state.phase == "play" and state.dealer == 0
+    return state
+
+
+def test_classic_game_ends_after_a_deal_reaching_exactly_100() -> None:
+    state = classic_moon_deal([[0, 26, 0, 0], [0, 26, 0, 0], [0, 22, 4, 0]])
+    play_cards(state, MOON_TRICKS)
+    assert state.totals == [0, 100, 30, 26]
+    assert state.is_over() and state.places() == (1, 4, 3, 2)
+
+
+def test_classic_game_goes_on_at_99() -> None:
+    state = classic_moon_deal([[0, 26, 0, 0], [0, 26, 0, 0], [0, 21, 5, 0]])
+    play_cards(state, MOON_TRICKS)
+    assert state.totals == [0, 99, 31, 26]
+    assert not state.is_over() and state.needs_deal() and state.places() is None
 
 
 def test_classic_game_ends_after_deal_reaching_100_lowest_wins() -> None:

@@ -3,6 +3,7 @@
 import pytest
 
 from cardtable.engine.rating import (
+    INITIAL_RATING,
     expected_score,
     leaver_deduction,
     level_adjusted_changes,
@@ -61,6 +62,46 @@ def test_belote_rating_base_and_adjustment() -> None:
     assert sum(adjusted) == pytest.approx(0)
 
 
+def test_belote_level_adjustment_exact_values() -> None:
+    changes = rating_changes("belote", [510, 320, 510, 320], [1400, 1600, 1400, 1600])
+    # Each winner meets each loser once (its partner gives a zero transfer): (20 - -20) / 4 = 10,
+    # weighted by 2(1 - E) with E the 1400-rated winner's expected score against 1600.
+    winner_expected = 1 / (1 + 10 ** ((1600 - 1400) / 400))
+    per_pair = (20 - -20) / 4 * 2 * (1 - winner_expected)
+    assert changes == pytest.approx([2 * per_pair, -2 * per_pair, 2 * per_pair, -2 * per_pair])
+    assert changes == pytest.approx([30.39, -30.39, 30.39, -30.39], abs=0.01)
+    assert sum(changes) == pytest.approx(0)
+
+
+def test_hearts_level_adjustment_exact_values() -> None:
+    # Base values for totals 102, 64, 64, 89: seat 0 last -25, seats 1 and 2 share the first two
+    # places (45 - 5) / 2 = 20, seat 3 third -15.
+    changes = rating_changes("hearts", [102, 64, 64, 89], [1600, 1400, 1500, 1500])
+
+    def weight(winner_rating: float, loser_rating: float) -> float:
+        return 2 * (1 - 1 / (1 + 10 ** ((loser_rating - winner_rating) / 400)))
+
+    seat_1_over_0 = (20 - -25) / 4 * weight(1400, 1600)
+    seat_2_over_0 = (20 - -25) / 4 * weight(1500, 1600)
+    seat_3_over_0 = (-15 - -25) / 4 * weight(1500, 1600)
+    seat_1_over_3 = (20 - -15) / 4 * weight(1400, 1500)
+    seat_2_over_3 = (20 - -15) / 4 * weight(1500, 1500)
+    assert changes == pytest.approx(
+        [
+            -seat_1_over_0 - seat_2_over_0 - seat_3_over_0,
+            seat_1_over_0 + seat_1_over_3,
+            seat_2_over_0 + seat_2_over_3,
+            seat_3_over_0 - seat_1_over_3 - seat_2_over_3,
+        ]
+    )
+    assert changes == pytest.approx([-34.70, 28.30, 23.15, -16.75], abs=0.01)
+    assert sum(changes) == pytest.approx(0)
+
+
+def test_ratings_start_at_1500() -> None:
+    assert INITIAL_RATING == 1500
+
+
 def test_leaver_deduction_scales_with_progress() -> None:
     assert leaver_deduction(4, 0.5) == 10
     changes = rating_changes("whist", [120, 90, 75, 60], [1500] * 4, left_at={3: 0.5})
@@ -69,6 +110,12 @@ def test_leaver_deduction_scales_with_progress() -> None:
 
 def test_whist_everyone_else_left() -> None:
     assert whist_everyone_left_changes(4, 1, [0, 2]) == [-15, 20, -15, 0]
+
+
+def test_whist_everyone_else_left_scales_with_the_table() -> None:
+    assert whist_everyone_left_changes(3, 2, [0, 1]) == [-15, -15, 15]
+    # seats 2 and 5 were computer players from the start
+    assert whist_everyone_left_changes(6, 0, [1, 3, 4]) == [30, -15, 0, -15, -15, 0]
 
 
 def test_unknown_game_has_no_rule() -> None:

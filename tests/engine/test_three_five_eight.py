@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -116,6 +116,11 @@ def random_action(state: ThreeFiveEightState, seat: int, rng: random.Random) -> 
     if choice is not None:
         return choice.make(rng.sample(choice.cards, choice.count))
     return rng.choice(state.legal_actions(seat))
+
+
+def places_by_total(totals: Sequence[int]) -> tuple[int, ...]:
+    """Highest total first; a seat's place is one more than the number of seats above it."""
+    return tuple(1 + sum(other > total for other in totals) for total in totals)
 
 
 def shuffled(rng: random.Random) -> list[Card]:
@@ -291,7 +296,7 @@ def test_full_game_each_seat_plays_every_contract_once() -> None:
     assert declared == [6, 6, 6]
     assert [sorted(used) for used in state.used] == [sorted(CONTRACTS)] * 3
     assert len(state.deal_scores) == 18 and state.progress() == 1.0
-    assert state.places() is not None
+    assert state.places() == places_by_total(state.totals)
     with pytest.raises(IllegalAction, match="the game is over"):
         state.apply(0, choose_contract("S"))
 
@@ -439,8 +444,9 @@ BEAT_HANDS = {
 }
 
 
-def _play_state(contract: str, trump_beat: bool) -> ThreeFiveEightState:
-    state = new_state(first_dealer=0, trump_beat=trump_beat)
+def _play_state(contract: str, **options: Any) -> ThreeFiveEightState:
+    """Seat 1 declares ``contract`` with ``BEAT_HANDS`` and leads the AH; seat 2 is void in it."""
+    state = new_state(first_dealer=0, **options)
     state.deal(deck_order(0, BEAT_HANDS, talon="5D 4D 3D 2D"))
     state.apply(1, choose_contract(contract))
     state.apply(1, discard(parse_cards("5D 4D 3D 2D")))
@@ -453,6 +459,13 @@ def test_trump_beat_off_a_void_player_plays_any_card() -> None:
     assert len(state.legal_actions(2)) == 16
     state.apply(2, play(parse_card("2C")))
     assert len(state.legal_actions(0)) == 16
+
+
+def test_trump_beat_is_off_by_default() -> None:
+    state = _play_state("S")
+    assert state.legal_actions(2) == [play(card) for card in sorted(state.hands[2])]
+    assert state.why_illegal(2, play(parse_card("AC"))) is None
+    state.apply(2, play(parse_card("AC")))
 
 
 def test_trump_beat_on_a_void_player_must_trump_but_need_not_overtrump() -> None:
@@ -681,7 +694,7 @@ def _check_round_trip(state: ThreeFiveEightState, rng: random.Random) -> None:
     assert state.to_snapshot() == snapshot
 
 
-def _run_random_game(game_index: int, heavy_rate: float) -> None:
+def _run_random_game(game_index: int, heavy_rate: float) -> tuple[int, ...]:
     rng = random.Random(game_index)
     state = new_state(first_dealer=rng.randrange(3), trump_beat=rng.random() < 0.5)
     known: list[set[Card]] = [set(), set(), set(), set()]  # per seat, and public
@@ -745,12 +758,14 @@ def _run_random_game(game_index: int, heavy_rate: float) -> None:
     assert len(state.deal_scores) == 18
     assert state.totals == [sum(scores[seat] for scores in state.deal_scores) for seat in range(3)]
     assert [sorted(used) for used in state.used] == [sorted(CONTRACTS)] * 3
-    assert isinstance(facts[-1], GameEnded)
+    assert facts[-1] == GameEnded(tuple(state.totals), places_by_total(state.totals))
+    assert state.places() == places_by_total(state.totals)
+    return tuple(state.totals)
 
 
 def test_random_games_keep_every_invariant() -> None:
-    for game_index in range(300):
-        _run_random_game(game_index, heavy_rate=0.003)
+    totals = [_run_random_game(game_index, heavy_rate=0.003) for game_index in range(300)]
+    assert any(len(set(game)) < 3 for game in totals), "some game ends in a tie"
 
 
 def test_every_card_dealt_exactly_once() -> None:

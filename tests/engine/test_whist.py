@@ -45,6 +45,7 @@ from cardtable.engine.facts import (
     fact_to_dict,
 )
 from cardtable.engine.ranking import places_from_totals
+from cardtable.engine.registry import GAMES
 from cardtable.engine.whist import (
     WHIST,
     StreakBonus,
@@ -300,6 +301,23 @@ def test_deal_follows_the_documented_order_and_turns_up_trump() -> None:
     assert format_cards(state.deck()[:8]) == "7C 8C 9C 10C JC QC KC AC"
 
 
+@pytest.mark.parametrize(
+    ("players", "ranks"),
+    [
+        (3, "A K Q J 10 9"),
+        (4, "A K Q J 10 9 8 7"),
+        (5, "A K Q J 10 9 8 7 6 5"),
+        (6, "A K Q J 10 9 8 7 6 5 4 3"),
+    ],
+)
+def test_deck_is_the_eight_n_highest_cards(players: int, ranks: str) -> None:
+    state = new_game(players)
+    expected = {parse_card(rank + suit) for rank in ranks.split() for suit in "CDHS"}
+    assert len(expected) == 8 * players
+    assert len(state.deck()) == 8 * players
+    assert set(state.deck()) == expected
+
+
 def test_low_trump_beats_the_ace_of_the_suit_led() -> None:
     state = new_game(4, first_dealer=3)
     state.deal(deck_order(state, ["AH", "7S", "KH", "AD"], turned="8S"))
@@ -398,6 +416,21 @@ def test_must_trump_option(must_trump: bool) -> None:
     assert of_kind(facts, TrickWon)[0].seat == (2 if must_trump else 1)
 
 
+def test_must_trump_is_off_by_default() -> None:
+    state = WHIST.new_game(4, None, first_dealer=0)
+    assert isinstance(state, WhistState)
+    skip_deals(state, 4)
+    state.deal(deck_order(state, ["7C 8C", "AH 7H", "7S 7D", "8D 9D"], turned="8S"))
+    bid_round(state, {})
+    state.apply(1, play(parse_card("AH")))
+    # seat 2: void in hearts, holds the 7S (trump) and may still discard the 7D
+    seven_diamonds = play(parse_card("7D"))
+    assert state.legal_actions(2) == [seven_diamonds, play(parse_card("7S"))]
+    assert state.why_illegal(2, seven_diamonds) is None
+    state.apply(2, seven_diamonds)
+    assert state.trick == parse_cards("AH 7D")
+
+
 @pytest.mark.parametrize("must_trump", [False, True])
 def test_must_follow_suit_before_trumping(must_trump: bool) -> None:
     state = new_game(4, first_dealer=0, must_trump=must_trump)
@@ -474,6 +507,11 @@ def test_observation_shows_own_hand_bids_and_trump() -> None:
     assert state.observation(1)["legal_actions"] == ["bid 0", "bid 1"]
     assert state.observation(None)["hand"] == []
     assert mine["deals_total"] == 24
+
+
+def test_only_whist_ends_when_every_other_person_has_left() -> None:
+    assert WHIST.ends_when_one_person_remains
+    assert [name for name, spec in GAMES.items() if spec.ends_when_one_person_remains] == ["whist"]
 
 
 # -- bad input ----------------------------------------------------------------------------
