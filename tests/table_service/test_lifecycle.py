@@ -168,6 +168,53 @@ async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> N
     assert all(event.action_taken.by_timeout for event in events if event.HasField("action_taken"))
 
 
+async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: Cluster) -> None:
+    """Whist, two people left: the last deal's dealer times out on their last three turns.
+
+    The third timeout both ends the game (the last card) and would hand the seat over, which
+    would leave one person and end the game a second time: it must end once, with no handover.
+    """
+    host = cluster.player("host")
+    settings = events_pb2.TableSettings(turn_timer_ms=1000, fill_with_bots=False)
+    table_id = await host.create("whist", 3, {}, settings)
+    players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    deals = 3 * 3 + 12
+    first_dealer = (await host.view(table_id, None)).game_status.dealer
+    last_dealer = (first_dealer + deals - 1) % 3  # the deal passes to the left
+    leaver, other = (last_dealer + 1) % 3, (last_dealer + 2) % 3
+    await players[leaver].leave(table_id)
+    movers = {last_dealer: players[last_dealer], other: players[other]}
+    movers[leaver] = cluster.player("bot-service", BOT)
+    rng = random.Random(9)
+    while (summary := await host.view(table_id, None)).status != "finished":
+        status = summary.game_status
+        seat = status.to_act[0]
+        last_three_turns = status.deal_number == deals or (
+            status.deal_number == deals - 1 and status.phase == "play"
+        )
+        if seat == last_dealer and last_three_turns:
+            await asyncio.sleep(0.05)  # the timer plays this turn
+            continue
+        view = view_dict(await movers[seat].view(table_id, seat))
+        await movers[seat].move(table_id, seat, pick_action(view, rng))
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("game_finished"), limit=30
+    )
+    timeouts = [event.turn_timed_out for event in events if event.HasField("turn_timed_out")]
+    assert [(timeout.seat, timeout.consecutive) for timeout in timeouts][-3:] == [
+        (last_dealer, 1),
+        (last_dealer, 2),
+        (last_dealer, 3),
+    ]
+    assert sum(event.HasField("game_finished") for event in events) == 1
+    (finished,) = [event.game_finished for event in events if event.HasField("game_finished")]
+    assert not finished.ended_early and finished.reason == ""
+    handed = [event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")]
+    assert [(hand.seat, hand.reason) for hand in handed] == [(leaver, "left")]
+
+
 async def test_game_record_is_refused_while_running_and_watch_resumes(cluster: Cluster) -> None:
     host = cluster.player("host")
     table_id = await host.create("hearts", 4, {"quick": "true"})

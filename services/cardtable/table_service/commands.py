@@ -457,16 +457,18 @@ class Decider:
             )
             action = await self._computer_move(decision, seat)
             await self._apply(state, decision, seat, action, "timer", by_timeout=True)
+            current = decision.game_status
+            assert current is not None
+            if current.over:
+                # The timed-out move ended the game: there is no rest of the game to hand the
+                # seat over for, and the game has already finished once.
+                break
             if consecutive >= TIMEOUTS_BEFORE_HANDOVER and occupant.kind == PERSON:
-                current = decision.game_status
-                assert current is not None
                 self._hand_over(state, seat, "timeouts", current.progress, decision)
                 await self._end_if_alone(
                     Table(state, decision.game_state, decision.game_status), decision, seat
                 )
-            current_status = decision.game_status
-            finished = any(event.HasField("game_finished") for event in decision.events)
-            if finished or current_status is None or current_status.over:
+            if any(event.HasField("game_finished") for event in decision.events):
                 break
         return decision
 
