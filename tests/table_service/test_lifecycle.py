@@ -148,6 +148,50 @@ async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> No
     assert left.disconnected and left.seat == 2
 
 
+async def test_a_leaver_comes_back_by_joining_again_and_sees_the_seat(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    table_id = await host.create("hearts", 4, {"quick": "true"})
+    players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    await players[2].leave(table_id)
+    stranger = cluster.player("stranger")
+    before = await cluster.subject_sequence(table_id)
+    refusals = [
+        (stranger, None),  # never sat here
+        (players[1], None),  # holds a seat already
+        (players[2], 3),  # not the seat they left
+    ]
+    for player, seat in refusals:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await player.join(table_id, seat)
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "already started" in (caught.value.details() or "")
+    assert await cluster.subject_sequence(table_id) == before  # nothing appended
+    assert await players[2].join(table_id, 2) == 2
+    table = await host.view(table_id, None)
+    assert table.seats[2].player_id == "p2" and table.seats[2].connected
+    assert table.seats[2].kind == events_pb2.PLAYER_KIND_PERSON
+    assert await _bot_seats_listed(host, table_id) == 0
+    # their own cards again, and the computer player's token no longer plays the seat
+    view = view_dict(await players[2].view(table_id, 2))
+    assert len(view["hand"]) == 13
+    bot = cluster.player("bot-service", BOT)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await bot.view(table_id, 2)
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await players[2].move(table_id, 2, pick_action(view, random.Random(3)))
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("seat_reclaimed")
+    )
+    (reclaimed,) = [event.seat_reclaimed for event in events if event.HasField("seat_reclaimed")]
+    assert (reclaimed.seat, reclaimed.player_id) == (2, "p2")
+    # a second time: they hold the seat now, so there is nothing to come back to
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await players[2].join(table_id, 2)
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
 async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> None:
     host = cluster.player("host")
     settings = events_pb2.TableSettings(turn_timer_ms=200, fill_with_bots=False)

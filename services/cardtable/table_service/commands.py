@@ -138,6 +138,8 @@ class Decider:
 
     async def join(self, table: Table, principal: Principal, seat: int | None) -> Decision:
         state = table.state
+        if state.status == RUNNING and not principal.is_bot:
+            return self._come_back(state, principal, seat)
         if state.status != OPEN:
             raise RuleViolationError("the game has already started")
         if state.seat_of(principal.player_id) is not None:
@@ -159,6 +161,23 @@ class Decider:
         if len(free) == 1:  # the last seat: the game starts at once
             await self.begin_game(table, decision)
         return decision
+
+    def _come_back(self, state: TableState, principal: Principal, seat: int | None) -> Decision:
+        """A person who left, or lost the seat to timeouts, takes it back from the computer.
+
+        RULES.md lets them reclaim it at their next turn; a move of theirs does that too (see
+        ``seat_for_move``), but only after seeing the seat's cards, which a computer player's
+        seat does not show them. Joining again reclaims it at once, so that their next turn
+        is theirs to see and to play, and they are no longer counted as disconnected.
+        """
+        owned = state.owned_seat_of(principal.player_id)
+        if owned is None or state.seats[owned].kind != BOT or seat not in (None, owned):
+            raise RuleViolationError(
+                "the game has already started: only a player who left may come back, to their "
+                "own seat"
+            )
+        reclaimed = events_pb2.SeatReclaimed(seat=owned, player_id=principal.player_id)
+        return Decision(events=[public(seat_reclaimed=reclaimed)], seat=owned)
 
     async def start(self, table: Table, principal: Principal | None) -> Decision:
         """Start now: empty seats are filled with computer players if the table allows it.

@@ -123,7 +123,10 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def JoinTable(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """A seat at an open table. While its game runs, a person who left the table or lost their
+        seat to timeouts comes back this way: the seat is theirs again at once, taken back from
+        the computer player (SeatReclaimed); everyone else gets FAILED_PRECONDITION.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

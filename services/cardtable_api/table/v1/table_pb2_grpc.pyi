@@ -39,6 +39,10 @@ class TableServiceStub:
     CreateTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.CreateTableRequest, _table_pb2.CreateTableResponse]
     ListTables: _grpc.UnaryUnaryMultiCallable[_table_pb2.ListTablesRequest, _table_pb2.ListTablesResponse]
     JoinTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.JoinTableRequest, _table_pb2.JoinTableResponse]
+    """A seat at an open table. While its game runs, a person who left the table or lost their
+    seat to timeouts comes back this way: the seat is theirs again at once, taken back from
+    the computer player (SeatReclaimed); everyone else gets FAILED_PRECONDITION.
+    """
     QuickSeat: _grpc.UnaryUnaryMultiCallable[_table_pb2.QuickSeatRequest, _table_pb2.QuickSeatResponse]
     LeaveTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.LeaveTableRequest, _table_pb2.LeaveTableResponse]
     StartGame: _grpc.UnaryUnaryMultiCallable[_table_pb2.StartGameRequest, _table_pb2.StartGameResponse]
@@ -83,6 +87,10 @@ class TableServiceAsyncStub(TableServiceStub):
     CreateTable: _aio.UnaryUnaryMultiCallable[_table_pb2.CreateTableRequest, _table_pb2.CreateTableResponse]  # type: ignore[assignment]
     ListTables: _aio.UnaryUnaryMultiCallable[_table_pb2.ListTablesRequest, _table_pb2.ListTablesResponse]  # type: ignore[assignment]
     JoinTable: _aio.UnaryUnaryMultiCallable[_table_pb2.JoinTableRequest, _table_pb2.JoinTableResponse]  # type: ignore[assignment]
+    """A seat at an open table. While its game runs, a person who left the table or lost their
+    seat to timeouts comes back this way: the seat is theirs again at once, taken back from
+    the computer player (SeatReclaimed); everyone else gets FAILED_PRECONDITION.
+    """
     QuickSeat: _aio.UnaryUnaryMultiCallable[_table_pb2.QuickSeatRequest, _table_pb2.QuickSeatResponse]  # type: ignore[assignment]
     LeaveTable: _aio.UnaryUnaryMultiCallable[_table_pb2.LeaveTableRequest, _table_pb2.LeaveTableResponse]  # type: ignore[assignment]
     StartGame: _aio.UnaryUnaryMultiCallable[_table_pb2.StartGameRequest, _table_pb2.StartGameResponse]  # type: ignore[assignment]
@@ -141,7 +149,11 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _table_pb2.JoinTableRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_table_pb2.JoinTableResponse, _abc.Awaitable[_table_pb2.JoinTableResponse]]: ...
+    ) -> _typing.Union[_table_pb2.JoinTableResponse, _abc.Awaitable[_table_pb2.JoinTableResponse]]:
+        """A seat at an open table. While its game runs, a person who left the table or lost their
+        seat to timeouts comes back this way: the seat is theirs again at once, taken back from
+        the computer player (SeatReclaimed); everyone else gets FAILED_PRECONDITION.
+        """
 
     @_abc_1.abstractmethod
     def QuickSeat(
