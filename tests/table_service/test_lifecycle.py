@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import random
+import time
 import uuid
 
 import grpc
@@ -66,6 +67,59 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await bot.view(table_id, 0)
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def _created_settings(player: Player, table_id: str) -> events_pb2.TableSettings:
+    events = await _watch_until(
+        player, table_id, None, lambda event: event.HasField("table_created")
+    )
+    (created,) = [event.table_created for event in events if event.HasField("table_created")]
+    return created.settings
+
+
+def _settings_tuple(settings: events_pb2.TableSettings) -> tuple[int, bool, int, str]:
+    return (
+        settings.turn_timer_ms,
+        settings.fill_with_bots,
+        settings.fill_wait_ms,
+        settings.bot_strategy,
+    )
+
+
+async def test_each_setting_left_unset_takes_the_rules_default(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    asked = {
+        "nothing": None,
+        "a strategy only": events_pb2.TableSettings(bot_strategy="random"),
+        "timer and fill off": events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False),
+    }
+    resolved = {}
+    table_ids = {}
+    for name, settings in asked.items():
+        table_ids[name] = await host.create("hearts", 4, {"quick": "true"}, settings)
+        resolved[name] = _settings_tuple(await _created_settings(host, table_ids[name]))
+    assert resolved == {
+        "nothing": (30_000, True, 20_000, "rules"),
+        "a strategy only": (30_000, True, 20_000, "random"),
+        "timer and fill off": (0, False, 20_000, "rules"),
+    }
+    # The defaults act: no fill before its 20 s wait, and a 30 s timer once the game runs.
+    table_id = table_ids["a strategy only"]
+    players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    await players[0].join(table_id, 0)
+    await asyncio.sleep(1.0)
+    table = await host.view(table_id, None)
+    assert table.status == "open"
+    assert [seat.player_id for seat in table.seats] == ["p0", "", "", ""]
+    for seat in (1, 2, 3):
+        await players[seat].join(table_id, seat)
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("turn_timer_started")
+    )
+    (timer,) = [
+        event.turn_timer_started for event in events if event.HasField("turn_timer_started")
+    ]
+    assert 28.0 < timer.deadline.ToNanoseconds() / 1e9 - time.time() <= 30.0
 
 
 async def test_quick_seat_fills_one_table_then_opens_another(cluster: Cluster) -> None:

@@ -53,10 +53,24 @@ from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 Reply = TypeVar("Reply")
 Context = grpc.aio.ServicerContext[Any, Any]
 
-#: Defaults when a CreateTable request carries no settings (RULES.md: timer 30 s, fill after 20 s).
+#: Each setting a CreateTable request leaves unset (RULES.md: timer 30 s, fill after 20 s).
 DEFAULT_SETTINGS = events_pb2.TableSettings(
     turn_timer_ms=30_000, fill_with_bots=True, fill_wait_ms=20_000, bot_strategy="rules"
 )
+
+
+def settings_with_defaults(requested: events_pb2.TableSettings) -> events_pb2.TableSettings:
+    """The request's settings, with ``DEFAULT_SETTINGS`` for each field it left unset.
+
+    The fields have presence, so a timer of 0 (off) or fill set to false is kept as asked,
+    while a request that only names a strategy still gets the timer and the fill.
+    """
+    resolved = events_pb2.TableSettings()
+    resolved.CopyFrom(DEFAULT_SETTINGS)
+    resolved.MergeFrom(requested)
+    return resolved
+
+
 MAX_PAGE_SIZE = 200
 _log = get_logger(__name__)
 _STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
@@ -150,7 +164,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 game=request.game.strip().lower(),
                 seats=request.seats,
                 options=request.options,
-                settings=request.settings if request.HasField("settings") else DEFAULT_SETTINGS,
+                settings=settings_with_defaults(request.settings),
             )
             outcome = await self._app.create(
                 request.command_id, lambda: self._app.decider.create_table(principal, created)

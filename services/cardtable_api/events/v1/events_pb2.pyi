@@ -174,7 +174,11 @@ Global___Event: _TypeAlias = Event  # noqa: Y015
 
 @_typing.final
 class TableSettings(_message.Message):
-    """Table-level settings that are not game rules."""
+    """Table-level settings that are not game rules.
+    A table's settings. In a CreateTableRequest each field left unset takes its default (turn
+    timer 30 000 ms, fill with computer players on, after 20 000 ms, strategy "rules"), and a
+    field set to zero or false is taken as given. TableCreated holds every field, resolved.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -192,16 +196,31 @@ class TableSettings(_message.Message):
     def __init__(
         self,
         *,
-        turn_timer_ms: _builtins.int = ...,
-        fill_with_bots: _builtins.bool = ...,
-        fill_wait_ms: _builtins.int = ...,
-        bot_strategy: _builtins.str = ...,
+        turn_timer_ms: _builtins.int | None = ...,
+        fill_with_bots: _builtins.bool | None = ...,
+        fill_wait_ms: _builtins.int | None = ...,
+        bot_strategy: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_strategy", b"_bot_strategy", "_fill_wait_ms", b"_fill_wait_ms", "_fill_with_bots", b"_fill_with_bots", "_turn_timer_ms", b"_turn_timer_ms", "bot_strategy", b"bot_strategy", "fill_wait_ms", b"fill_wait_ms", "fill_with_bots", b"fill_with_bots", "turn_timer_ms", b"turn_timer_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_strategy", b"bot_strategy", "fill_wait_ms", b"fill_wait_ms", "fill_with_bots", b"fill_with_bots", "turn_timer_ms", b"turn_timer_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_strategy", b"_bot_strategy", "_fill_wait_ms", b"_fill_wait_ms", "_fill_with_bots", b"_fill_with_bots", "_turn_timer_ms", b"_turn_timer_ms", "bot_strategy", b"bot_strategy", "fill_wait_ms", b"fill_wait_ms", "fill_with_bots", b"fill_with_bots", "turn_timer_ms", b"turn_timer_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bot_strategy: _TypeAlias = _typing.Literal["bot_strategy"]  # noqa: Y015
+    _WhichOneofArgType__bot_strategy: _TypeAlias = _typing.Literal["_bot_strategy", b"_bot_strategy"]  # noqa: Y015
+    _WhichOneofReturnType__fill_wait_ms: _TypeAlias = _typing.Literal["fill_wait_ms"]  # noqa: Y015
+    _WhichOneofArgType__fill_wait_ms: _TypeAlias = _typing.Literal["_fill_wait_ms", b"_fill_wait_ms"]  # noqa: Y015
+    _WhichOneofReturnType__fill_with_bots: _TypeAlias = _typing.Literal["fill_with_bots"]  # noqa: Y015
+    _WhichOneofArgType__fill_with_bots: _TypeAlias = _typing.Literal["_fill_with_bots", b"_fill_with_bots"]  # noqa: Y015
+    _WhichOneofReturnType__turn_timer_ms: _TypeAlias = _typing.Literal["turn_timer_ms"]  # noqa: Y015
+    _WhichOneofArgType__turn_timer_ms: _TypeAlias = _typing.Literal["_turn_timer_ms", b"_turn_timer_ms"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bot_strategy) -> _WhichOneofReturnType__bot_strategy | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fill_wait_ms) -> _WhichOneofReturnType__fill_wait_ms | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__fill_with_bots) -> _WhichOneofReturnType__fill_with_bots | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__turn_timer_ms) -> _WhichOneofReturnType__turn_timer_ms | None: ...
 
 Global___TableSettings: _TypeAlias = TableSettings  # noqa: Y015
 
