@@ -252,6 +252,37 @@ async def test_leavers_lose_the_deduction_and_their_bots_get_nothing(
     ]
 
 
+async def test_a_seat_lost_to_timeouts_and_never_reclaimed_costs_the_deduction(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    log = TableLog("whist", [*people("ann", "bob", "cy"), bot("robo")], seed=37)
+    log.open_and_start()
+    log.play_deals(5)
+    lost_at = log.game.progress()
+    log.time_out(0, bot_id="stand-in-0")  # ann's third timeout in a row: a bot to the end
+    log.play_to_end()
+
+    await project(nats_connection, projection_pool, consumer_settings, log)
+
+    base = rating.place_formula_changes(log.game.totals)
+    assert lost_at == pytest.approx(5 / 24)
+    deduction = 5 * 4 * 5 / 24  # 5 x n x the share of deals completed when the seat was lost
+    expected = [base[0] - deduction, base[1], base[2], base[3]]
+    assert await rating_changes(projection_pool, log.table_id) == pytest.approx(expected)
+    deductions = await projection_pool.fetch(
+        "SELECT player_id, leaver_deduction FROM rating_changes WHERE table_id = $1 ORDER BY seat",
+        log.table_id,
+    )
+    assert [tuple(r) for r in deductions] == [
+        ("ann", pytest.approx(deduction)),
+        ("bob", 0.0),
+        ("cy", 0.0),
+        ("robo", 0.0),
+    ]
+
+
 async def test_whist_ends_when_everyone_else_has_left(
     nats_connection: NatsConnection,
     projection_pool: asyncpg.Pool,

@@ -266,6 +266,41 @@ async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> N
     assert all(event.action_taken.by_timeout for event in events if event.HasField("action_taken"))
 
 
+async def test_a_move_of_the_players_own_restarts_the_timeout_count(cluster: Cluster) -> None:
+    host = cluster.player("host")
+    settings = events_pb2.TableSettings(turn_timer_ms=500, fill_with_bots=False)
+    table_id = await host.create("whist", 3, {}, settings)
+    players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    rng = random.Random(12)
+    turns_of_seat_0: list[int] = []  # the table version at each turn of seat 0
+    while len(turns_of_seat_0) < 6:
+        summary = await host.view(table_id, None)
+        seat = summary.game_status.to_act[0]
+        if seat == 0 and summary.version not in turns_of_seat_0:
+            turns_of_seat_0.append(summary.version)
+        if seat != 0 or len(turns_of_seat_0) == 3:  # seat 0 plays its own third turn
+            view = view_dict(await players[seat].view(table_id, seat))
+            await players[seat].move(table_id, seat, pick_action(view, rng))
+        else:
+            await asyncio.sleep(0.02)  # the timer plays seat 0's other turns
+    events = [
+        event
+        async for stored in cluster.parts.app.store.read(table_id)
+        for event in stored.batch.events
+    ]
+    timeouts = [event.turn_timed_out for event in events if event.HasField("turn_timed_out")]
+    assert [(timeout.seat, timeout.consecutive) for timeout in timeouts if timeout.seat == 0] == [
+        (0, 1),
+        (0, 2),
+        (0, 1),
+        (0, 2),
+    ]
+    assert not any(event.HasField("seat_handed_to_bot") for event in events)
+    assert (await host.view(table_id, None)).seats[0].player_id == "p0"
+
+
 async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: Cluster) -> None:
     """Whist, two people left: the last deal's dealer times out on their last three turns.
 
