@@ -246,13 +246,21 @@ async def test_a_leaver_comes_back_by_joining_again_and_sees_the_seat(cluster: C
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
-async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> None:
+async def _whist_for_three(
+    cluster: Cluster, turn_timer_ms: int
+) -> tuple[Player, str, dict[int, Player]]:
+    """A running Whist table of three people, p0 to p2, with a turn timer and no fill."""
     host = cluster.player("host")
-    settings = events_pb2.TableSettings(turn_timer_ms=200, fill_with_bots=False)
+    settings = events_pb2.TableSettings(turn_timer_ms=turn_timer_ms, fill_with_bots=False)
     table_id = await host.create("whist", 3, {}, settings)
     players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
     for seat, player in players.items():
         await player.join(table_id, seat)
+    return host, table_id, players
+
+
+async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> None:
+    host, table_id, _ = await _whist_for_three(cluster, turn_timer_ms=200)
     events = await _watch_until(
         host, table_id, None, lambda event: event.HasField("seat_handed_to_bot"), limit=30
     )
@@ -267,12 +275,7 @@ async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> N
 
 
 async def test_a_move_of_the_players_own_restarts_the_timeout_count(cluster: Cluster) -> None:
-    host = cluster.player("host")
-    settings = events_pb2.TableSettings(turn_timer_ms=500, fill_with_bots=False)
-    table_id = await host.create("whist", 3, {}, settings)
-    players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
-    for seat, player in players.items():
-        await player.join(table_id, seat)
+    host, table_id, players = await _whist_for_three(cluster, turn_timer_ms=500)
     rng = random.Random(12)
     turns_of_seat_0: list[int] = []  # the table version at each turn of seat 0
     while len(turns_of_seat_0) < 6:
@@ -307,12 +310,7 @@ async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: 
     The third timeout both ends the game (the last card) and would hand the seat over, which
     would leave one person and end the game a second time: it must end once, with no handover.
     """
-    host = cluster.player("host")
-    settings = events_pb2.TableSettings(turn_timer_ms=1000, fill_with_bots=False)
-    table_id = await host.create("whist", 3, {}, settings)
-    players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
-    for seat, player in players.items():
-        await player.join(table_id, seat)
+    host, table_id, players = await _whist_for_three(cluster, turn_timer_ms=1000)
     deals = 3 * 3 + 12
     first_dealer = (await host.view(table_id, None)).game_status.dealer
     last_dealer = (first_dealer + deals - 1) % 3  # the deal passes to the left
