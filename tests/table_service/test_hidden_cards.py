@@ -16,10 +16,18 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
+from cardtable.platform.provisioning import NatsNamespace
+from cardtable.table_service.state import visible
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, Player, pick_action, view_dict
+from tests.table_service.harness import (
+    Cluster,
+    Player,
+    pick_action,
+    running_table_service,
+    view_dict,
+)
 
 CARD = re.compile(r"^(10|[2-9JQKA])[CDHS]$")
 
@@ -95,3 +103,50 @@ async def test_views_and_streams_never_show_hidden_cards(
         await players[seat].move(table_id, seat, pick_action(view, rng))
     assert checks > 0
     await asyncio.sleep(0)
+
+
+async def test_a_seat_given_up_through_another_replica_stops_showing_its_cards(
+    cluster: Cluster, nats_url: str, nats_namespace: NatsNamespace, rules_address: str
+) -> None:
+    """The watch's replica learns of the leave only from the stream, not from its own cache.
+
+    ``w`` watches seat 3 through the second replica, then leaves the open table through the
+    first; ``q`` takes the seat, and the last join starts the game and deals. ``w``'s stream
+    must carry none of ``q``'s cards.
+    """
+    async with running_table_service(nats_url, nats_namespace.prefix, rules_address) as second:
+        host = cluster.player("host")
+        table_id = await host.create("hearts", 4, {"quick": "true"})
+        for seat in (0, 1):
+            await cluster.player(f"p{seat}").join(table_id, seat)
+        leaver = cluster.player("w")
+        await leaver.join(table_id, 3)
+        watcher = second.player("w")
+        call = watcher.stub.WatchTable(
+            table_pb2.WatchTableRequest(table_id=table_id, seat=3), metadata=watcher.metadata
+        )
+        received: list[events_pb2.Event] = []
+
+        async def until_dealt() -> None:
+            async for response in call:
+                received.extend(response.events)
+                if any(event.HasField("game_started") for event in response.events):
+                    return
+
+        watching = asyncio.create_task(until_dealt())
+        await asyncio.sleep(0.2)  # the stream is open on the second replica
+        await leaver.leave(table_id)
+        await cluster.player("q").join(table_id, 3)
+        await cluster.player("p2").join(table_id, 2)
+        try:
+            await asyncio.wait_for(watching, 10)
+        finally:
+            call.cancel()
+        left_at = next(
+            index for index, event in enumerate(received) if event.HasField("player_left")
+        )
+        after_leaving = received[left_at:]
+        assert any(event.HasField("game_started") for event in after_leaving)
+        assert all(visible(event, None) for event in after_leaving), [
+            event.WhichOneof("body") for event in after_leaving if not visible(event, None)
+        ]

@@ -470,9 +470,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         seat: int | None,
         principal: Principal | None,
     ) -> table_pb2.WatchTableResponse:
-        """Only the events the viewer may see; a viewer who lost the seat sees public ones."""
+        """Only the events the viewer may see; a viewer who lost the seat sees public ones.
+
+        Who holds the seat is judged at this batch's version or later: this replica's cached
+        table lags the batches another replica appended, and a seat given up there (a leave,
+        a computer player's takeover) must stop showing its cards here from that batch on.
+        """
         if seat is not None and principal is not None:
-            table = await self._app.load(table_id)
+            table = await self._app.read(table_id, min_version=batch.table_version)
             if not holds_seat(table, seat, principal):
                 seat = None
         return table_pb2.WatchTableResponse(
