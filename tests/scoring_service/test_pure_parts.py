@@ -6,16 +6,20 @@ import doctest
 import gc
 import weakref
 from datetime import UTC, datetime
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
+import nats.errors
 import pytest
+from prometheus_client import CollectorRegistry
 
 from cardtable.platform.settings import SettingsError
 from cardtable.scoring_service import database, page_tokens, projection, settings
+from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.messages import PoisonMessageError, StoredMessage, decode
+from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.page_tokens import BadPageTokenError, decode_page_token
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat, seat_changes
-from cardtable.scoring_service.settings import EventLogNames, ScoringSettings
+from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames, ScoringSettings
 from cardtable_api.events.v1 import events_pb2
 
 NAMES = EventLogNames.from_prefix("CARDTABLE")
@@ -187,3 +191,41 @@ def test_a_projection_is_freed_as_soon_as_its_transaction_lets_go() -> None:
     finally:
         if collector_was_on:
             gc.enable()
+
+
+class _PendingMessage:
+    """What the consumer reads of a fetched message: how many wait behind it."""
+
+    def __init__(self, pending: int) -> None:
+        self.metadata = SimpleNamespace(num_pending=pending)
+
+
+class _FollowUpTimesOut:
+    """A pull subscription whose first fetch brings one message with more waiting, and whose
+    follow-up fetch for those times out (as nats-py reports a 408 or 409 status too)."""
+
+    def __init__(self) -> None:
+        self.first = _PendingMessage(pending=5)
+        self.asked: list[int] = []
+
+    async def fetch(self, batch: int, timeout: float) -> list[_PendingMessage]:  # noqa: ASYNC109
+        self.asked.append(batch)
+        if len(self.asked) > 1:
+            raise nats.errors.TimeoutError
+        return [self.first]
+
+
+async def test_a_follow_up_fetch_that_times_out_keeps_the_message_in_hand() -> None:
+    consumer_settings = ConsumerSettings(
+        log=NAMES, consumer_name="scoring", schema="scoring", batch_size=64, ack_wait_seconds=30
+    )
+    consumer = ProjectionConsumer(
+        None,  # type: ignore[arg-type]  # the fetch alone is under test
+        None,  # type: ignore[arg-type]
+        consumer_settings,
+        ProjectionMetrics(CollectorRegistry()),
+    )
+    subscription = _FollowUpTimesOut()
+    fetched = await consumer._fetch(subscription)  # type: ignore[arg-type]
+    assert subscription.asked == [1, 5]
+    assert fetched == [subscription.first]

@@ -210,7 +210,11 @@ class ProjectionConsumer:
         room = self._settings.batch_size - 1
         waiting = min(messages[-1].metadata.num_pending, room)
         if waiting > 0:
-            messages += await subscription.fetch(waiting, timeout=FETCH_TIMEOUT_SECONDS)
+            # The first message is in hand: a follow-up that times out must not drop it. Left
+            # unacknowledged, it would be acknowledged by the next batch's ack (policy "all")
+            # without ever being projected.
+            with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+                messages += await subscription.fetch(waiting, timeout=FETCH_TIMEOUT_SECONDS)
         elif room > 0 and self._settings.linger_seconds > 0:
             # A lone message: others are usually a few milliseconds behind it under load.
             await asyncio.sleep(self._settings.linger_seconds)
