@@ -7,9 +7,11 @@ import random
 import uuid
 
 import grpc
+import pytest
 
 from cardtable.engine.record import load_record, verify_record
 from cardtable.eventlog.records import record_from_batches
+from cardtable.table_service.application import caller_command_id
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from tests.table_service.harness import Cluster, Player, pick_action, view_dict
@@ -96,7 +98,30 @@ async def test_a_retried_command_makes_one_event(cluster: Cluster) -> None:
     assert {reply.version for reply in concurrent} == {first.version}
     batches = await _log(cluster, table_id)
     _assert_no_gap_no_duplicate(batches)
-    assert sum(1 for batch in batches if batch.command_id == command_id) == 1
+    stored_id = caller_command_id(players[0].player_id, command_id)
+    assert sum(1 for batch in batches if batch.command_id == stored_id) == 1
+
+
+async def test_a_command_id_is_its_callers_own(cluster: Cluster) -> None:
+    """Another caller's command id is a new command of theirs, not an earlier one's answer."""
+    table_id, players = await _hearts_table(cluster)
+    rng = random.Random(8)
+    first = await players[0].move(
+        table_id, 0, pick_action(view_dict(await players[0].view(table_id, 0)), rng), "shared"
+    )
+    stranger = cluster.player("stranger")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stranger.move(table_id, 0, "pass 2C 3C 4C", "shared")
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    second = await players[1].move(
+        table_id, 1, pick_action(view_dict(await players[1].view(table_id, 1)), rng), "shared"
+    )
+    assert second.version == first.version + 1  # applied, not taken for seat 0's move
+    batches = await _log(cluster, table_id)
+    assert [batch.command_id for batch in batches[-2:]] == [
+        caller_command_id("p0", "shared"),
+        caller_command_id("p1", "shared"),
+    ]
 
 
 async def test_same_command_id_on_two_tables_is_two_commands(cluster: Cluster) -> None:

@@ -304,6 +304,31 @@ async def test_a_move_of_the_players_own_restarts_the_timeout_count(cluster: Clu
     assert (await host.view(table_id, None)).seats[0].player_id == "p0"
 
 
+async def test_a_players_command_id_cannot_take_the_id_of_the_next_timeout(
+    cluster: Cluster,
+) -> None:
+    """The timer's command ids are predictable (``timeout:<turn>``): a player who names their
+    own move after the next turn's timeout must not keep that turn from timing out."""
+    host, table_id, players = await _whist_for_three(cluster, turn_timer_ms=1000)
+    stored = [
+        event
+        async for batch in cluster.parts.app.store.read(table_id)
+        for event in batch.batch.events
+    ]
+    timer = [event.turn_timer_started for event in stored if event.HasField("turn_timer_started")]
+    seat, turn = timer[-1].seats[0], timer[-1].turn
+    view = view_dict(await players[seat].view(table_id, seat))
+    await players[seat].move(
+        table_id, seat, pick_action(view, random.Random(2)), command_id=f"timeout:{turn + 1}"
+    )
+    # nobody moves now: the next turn times out, and the timer plays it
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("turn_timed_out"), limit=5
+    )
+    (timed_out,) = [event.turn_timed_out for event in events if event.HasField("turn_timed_out")]
+    assert timed_out.turn == turn + 1
+
+
 async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: Cluster) -> None:
     """Whist, two people left: the last deal's dealer times out on their last three turns.
 

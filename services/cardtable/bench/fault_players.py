@@ -27,6 +27,7 @@ from google.protobuf.message import Message
 from cardtable.bench.fault_checks import AckedMove
 from cardtable.bench.fault_watch import LogWatch
 from cardtable.client.views import random_legal_action
+from cardtable.table_service.application import caller_command_id
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -142,8 +143,8 @@ class PersonTable:
         self._ledger = ledger
         self._rng = rng
         self._pause = move_pause_seconds
-        players = [f"person-{uuid.uuid4().hex[:10]}" for _ in range(4)]
-        self._metadata = [(("authorization", f"Bearer {tokens.issue(p)}"),) for p in players]
+        self._players = [f"person-{uuid.uuid4().hex[:10]}" for _ in range(4)]
+        self._metadata = [(("authorization", f"Bearer {tokens.issue(p)}"),) for p in self._players]
 
     async def play(self, stop_new_games: asyncio.Event, stop_now: asyncio.Event) -> None:
         """New games until ``stop_new_games``; a game in hand is dropped at ``stop_now``."""
@@ -196,9 +197,9 @@ class PersonTable:
             except grpc.aio.AioRpcError as error:  # refused: look at the table again
                 self._ledger.refused[error.code().name] += 1
                 continue
-            self._ledger.acked.append(
-                AckedMove(table_id, move.command_id, reply.version, time.time())
-            )
+            # the log stores the command id scoped to its caller
+            stored_id = caller_command_id(self._players[seat], move.command_id)
+            self._ledger.acked.append(AckedMove(table_id, stored_id, reply.version, time.time()))
             if reply.status.over:
                 return
             to_act = list(reply.status.to_act) or to_act

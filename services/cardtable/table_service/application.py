@@ -58,6 +58,9 @@ from cardtable_api.rules.v1 import rules_pb2
 
 MAX_ATTEMPTS = 5
 MAX_COMMAND_ID_CHARS = 128
+#: A stored command id: a caller's scoped id (a player id of up to 128 characters, a client's
+#: id) and the suffix of a command that appends to two tables.
+MAX_STORED_COMMAND_ID_CHARS = 320
 CACHE_SIZE = 10_000
 #: Finished tables kept in memory; beyond it the least recently used are dropped, and a
 #: later read rebuilds them from the log. A finished game is seldom read again (its last
@@ -81,13 +84,27 @@ class Outcome:
     already_applied: bool
 
 
-def check_command_id(command_id: str) -> str:
+def check_command_id(command_id: str, limit: int = MAX_COMMAND_ID_CHARS) -> str:
     """A client's command id: required (it is what makes retries safe), printable, bounded."""
-    if not command_id or len(command_id) > MAX_COMMAND_ID_CHARS or not command_id.isprintable():
-        raise BadRequestError(
-            f"command_id is required: up to {MAX_COMMAND_ID_CHARS} printable characters"
-        )
+    if not command_id or len(command_id) > limit or not command_id.isprintable():
+        raise BadRequestError(f"command_id is required: up to {limit} printable characters")
     return command_id
+
+
+def caller_command_id(player_id: str, command_id: str) -> str:
+    """A client's command id as the log stores it: scoped to the caller.
+
+    Clients choose command ids, so two callers may pick the same one, or pick the id a
+    computer player or the table's own timer is about to use (``timeout:7``, ``fill``).
+    Unscoped, the later command would be answered "already applied" and never run: a seated
+    player could keep their own turn from ever timing out. The length prefix keeps different
+    callers' ids apart whatever their player ids hold, and the table's own ids never start
+    with a digit.
+
+    >>> caller_command_id("ann", "c1")
+    '3:ann/c1'
+    """
+    return f"{len(player_id)}:{player_id}/{check_command_id(command_id)}"
 
 
 def check_table_id(table_id: str) -> str:
@@ -230,7 +247,7 @@ class TableApplication:
     # -- commands -----------------------------------------------------------------------------
     async def create(self, command_id: str, decide: Callable[[], Awaitable[Decision]]) -> Outcome:
         """Create a table whose id derives from the command id, so a retry finds the same one."""
-        check_command_id(command_id)
+        check_command_id(command_id, MAX_STORED_COMMAND_ID_CHARS)
         table_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"cardtable:create:{command_id}"))
         return await self.execute(table_id, command_id, lambda table: decide(), creating=True)
 
@@ -243,7 +260,7 @@ class TableApplication:
         creating: bool = False,
     ) -> Outcome:
         """Run a command with optimistic concurrency and idempotency (see the module doc)."""
-        check_command_id(command_id)
+        check_command_id(command_id, MAX_STORED_COMMAND_ID_CHARS)
         async with self._lock(table_id):
             for attempt in range(MAX_ATTEMPTS):
                 table = await self._table_for(table_id, creating=creating, refresh=attempt > 0)

@@ -24,7 +24,7 @@ from cardtable.platform.tracing import context_from_metadata, current, current_t
 from cardtable.table_service.application import (
     Outcome,
     TableApplication,
-    check_command_id,
+    caller_command_id,
     check_table_id,
 )
 from cardtable.table_service.auth import Principal, TokenCodec, bearer_token
@@ -127,6 +127,11 @@ def _page(token: str) -> int:
     return start
 
 
+def _scoped(principal: Principal, command_id: str) -> str:
+    """The request's command id, checked, as the log stores it for this caller."""
+    return caller_command_id(principal.player_id, command_id)
+
+
 class TableServicer(table_pb2_grpc.TableServiceServicer):
     """Thin: every rule question goes through the application to the rules service."""
 
@@ -167,7 +172,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 settings=settings_with_defaults(request.settings),
             )
             outcome = await self._app.create(
-                request.command_id, lambda: self._app.decider.create_table(principal, created)
+                _scoped(principal, request.command_id),
+                lambda: self._app.decider.create_table(principal, created),
             )
             return table_pb2.CreateTableResponse(
                 table_id=outcome.table.state.table_id, version=outcome.table.state.version
@@ -208,7 +214,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             seat = request.seat if request.HasField("seat") else None
             outcome = await self._app.execute(
                 table_id,
-                request.command_id,
+                _scoped(principal, request.command_id),
                 lambda table: self._app.decider.join(table, principal, seat),
             )
             return table_pb2.JoinTableResponse(
@@ -222,7 +228,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.QuickSeatResponse:
         async def work() -> table_pb2.QuickSeatResponse:
             principal = self._principal(context)
-            command_id = check_command_id(request.command_id)
+            command_id = _scoped(principal, request.command_id)
             game = request.game.strip().lower()
             wanted = dict(request.options.values)
             candidates = [
@@ -274,7 +280,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             principal = self._principal(context)
             outcome = await self._app.execute(
                 check_table_id(request.table_id),
-                request.command_id,
+                _scoped(principal, request.command_id),
                 lambda table: self._app.decider.leave(table, principal),
             )
             return table_pb2.LeaveTableResponse(version=outcome.table.state.version)
@@ -288,7 +294,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             principal = self._principal(context)
             outcome = await self._app.execute(
                 check_table_id(request.table_id),
-                request.command_id,
+                _scoped(principal, request.command_id),
                 lambda table: self._app.decider.start(table, principal),
             )
             return table_pb2.StartGameResponse(version=outcome.table.state.version)
@@ -301,7 +307,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async def work() -> table_pb2.RematchResponse:
             principal = self._principal(context)
             new_table_id = await self._app.rematch(
-                check_table_id(request.table_id), check_command_id(request.command_id), principal
+                check_table_id(request.table_id), _scoped(principal, request.command_id), principal
             )
             return table_pb2.RematchResponse(table_id=new_table_id)
 
@@ -323,7 +329,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     )
                 return await self._app.decider.move(table, principal, request.seat, request.action)
 
-            outcome = await self._app.execute(table_id, request.command_id, decide)
+            outcome = await self._app.execute(
+                table_id, _scoped(principal, request.command_id), decide
+            )
             table = outcome.table
             if self._metrics is not None and not outcome.already_applied:
                 self._metrics.moves.labels(table.state.game).inc()
