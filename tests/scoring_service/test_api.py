@@ -17,6 +17,7 @@ from cardtable.platform.logging import JsonLogHandler, remove_logging
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable.scoring_service.main import SERVICE_NAME, run, scoring_service
+from cardtable.scoring_service.page_tokens import encode_page_token
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from tests.scoring_service.conftest import running_consumer, wait_for_position
@@ -218,6 +219,43 @@ async def test_bad_requests_and_unknown_ids(
         "games of a stranger": (
             scoring.ListPlayerGames(scoring_pb2.ListPlayerGamesRequest(player_id="zed")),
             missing,
+        ),
+        "a token with a rating that is not a number": (
+            scoring.GetLeaderboard(
+                scoring_pb2.GetLeaderboardRequest(
+                    game="hearts",
+                    page_token=encode_page_token(
+                        "leaderboard", game="hearts", rating=float("nan"), player="ann"
+                    ),
+                )
+            ),
+            invalid,
+        ),
+        "a token with a sequence past bigint": (
+            scoring.ListPlayerGames(
+                scoring_pb2.ListPlayerGamesRequest(
+                    player_id="ann",
+                    page_token=encode_page_token("games", player="ann", sequence=2**63, seat=0),
+                )
+            ),
+            invalid,
+        ),
+        "a token with a seat past integer": (
+            scoring.ListPlayerGames(
+                scoring_pb2.ListPlayerGamesRequest(
+                    player_id="ann",
+                    page_token=encode_page_token("games", player="ann", sequence=1, seat=2**40),
+                )
+            ),
+            invalid,
+        ),
+        "a NUL in a player id": (
+            scoring.GetPlayerRatings(scoring_pb2.GetPlayerRatingsRequest(player_id="a\x00n")),
+            invalid,
+        ),
+        "a NUL in a table id": (
+            scoring.GetGameResult(scoring_pb2.GetGameResultRequest(table_id="t\x001")),
+            invalid,
         ),
         "no table": (scoring.GetGameResult(scoring_pb2.GetGameResultRequest()), invalid),
         "unknown table": (

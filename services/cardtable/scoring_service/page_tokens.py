@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from typing import Any
 
 MAX_TOKEN_CHARS = 1024
@@ -48,11 +49,30 @@ def decode_page_token(token: str, kind: str) -> dict[str, Any]:
     return data
 
 
+#: Integers in a position are stream sequences and seats: PostgreSQL's bigint holds them.
+MAX_TOKEN_INT = 2**63 - 1
+
+
 def token_field(position: dict[str, Any], name: str, kind: type) -> Any:
-    """One field of a decoded position, checked to be of ``kind``."""
+    """One field of a decoded position, checked to be of ``kind`` and a value the database
+    can compare: a finite float (JSON's NaN would compare false with every rating and give
+    the first page again), an int from 0 to ``MAX_TOKEN_INT``, a string without NUL.
+
+    >>> token_field({"rating": float("nan")}, "rating", float)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cardtable.scoring_service.page_tokens.BadPageTokenError: the page token is malformed
+    """
     value = position.get(name)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, kind) or isinstance(value, bool) != (kind is bool):
+        raise BadPageTokenError("the page token is malformed")
+    storable = (
+        (not isinstance(value, float) or math.isfinite(value))
+        and (not isinstance(value, int) or isinstance(value, bool) or 0 <= value <= MAX_TOKEN_INT)
+        and (not isinstance(value, str) or "\x00" not in value)
+    )
+    if not storable:
         raise BadPageTokenError("the page token is malformed")
     return value

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import asyncpg
 import grpc
+from asyncpg.exceptions._base import DataError as ClientDataError
 from google.protobuf import timestamp_pb2
 
 from cardtable.engine.registry import GAMES
@@ -63,6 +64,8 @@ def _game(name: str, *, required: bool) -> str | None:
 def _required(value: str, what: str) -> str:
     if not value:
         raise InvalidRequestError(f"{what} is required")
+    if "\x00" in value:  # PostgreSQL's text cannot hold it: no row could match
+        raise InvalidRequestError(f"{what} may not contain a NUL character")
     return value
 
 
@@ -82,6 +85,10 @@ async def answer(context: Context, work: Callable[[], Awaitable[Response]]) -> R
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
     except NotFoundError as error:
         await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+    except (asyncpg.DataError, ClientDataError) as error:
+        # Only reads run here: a value the database (class 22) or asyncpg cannot take came
+        # from the request, whatever check above missed it.
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"a value cannot be used: {error}")
     except (
         asyncpg.PostgresError,
         OSError,
