@@ -268,3 +268,48 @@ def test_an_exporter_can_add_its_own_problems() -> None:
         "action": "the deal",
         "reason": "event 17 is missing",
     }
+
+
+# -- a game the table ended early (Whist: everyone else left) -------------------------------
+def _ended_early_after(deals: int) -> dict[str, Any]:
+    """A Whist record cut after ``deals`` deals, ended there because everyone else left."""
+    record = game_record("whist")
+    record["deals"] = record["deals"][:deals]
+    totals = record["deals"][-1]["totals"]
+    record["result"] = {
+        "over": True,
+        "totals": totals,
+        "places": [2, 1] + [2] * (record["players"] - 2),
+        "ended_early": "everyone_else_left",
+    }
+    return record
+
+
+def test_a_game_ended_because_everyone_else_left_passes() -> None:
+    assert audit_record(_ended_early_after(5)).ok
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda result: result.update(ended_early="x"), "ended early ('x')"),
+        (lambda result: result.update(places=[1, 1, 2, 2]), "are not those of a game ended"),
+        (lambda result: result.update(over=False), "but not that it is over"),
+    ],
+)
+def test_an_early_end_of_the_wrong_shape_fails(change: Any, expected: str) -> None:
+    record = _ended_early_after(5)
+    change(record["result"])
+    problem = first_problem(record)
+    assert problem.check == RESULTS and expected in problem.reason
+
+
+def test_a_finished_game_cannot_claim_an_early_end_to_change_its_places() -> None:
+    record = game_record("whist")
+    record["result"]["ended_early"] = "everyone_else_left"
+    record["result"]["places"] = [2, 1] + [2] * (record["players"] - 2)
+    problem = first_problem(record)
+    assert "the engine played it to its end" in problem.reason
+    hearts = game_record("hearts")  # a game with no such rule
+    hearts["result"]["ended_early"] = "everyone_else_left"
+    assert "has no rule for" in first_problem(hearts).reason

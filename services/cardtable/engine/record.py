@@ -352,9 +352,14 @@ def _verify(record: GameRecord) -> Verification:
         )
     if recorded.get("ended_early"):
         # The table ended the game under a seat rule (Whist: everyone else left): the engine's
-        # game is unfinished by design, and the places are the table's, not the totals'.
+        # game is unfinished by design, and the places are the table's, not the totals'. The
+        # record does not say who left, so what can be checked is the rule's shape: a game
+        # that has the rule, not over in the engine, one first place and every other second.
+        problem = _early_end_problem(record, state, recorded)
+        if problem:
+            return fail(problem, None)
         report.over = True
-        report.places = tuple(recorded.get("places", ()))
+        report.places = tuple(recorded["places"])
         return report
     if recorded.get("places") and list(recorded["places"]) != list(report.places):
         return fail(
@@ -365,6 +370,31 @@ def _verify(record: GameRecord) -> Verification:
     if bool(recorded.get("over", False)) != state.is_over():
         return fail("the record says the game is over but the engine does not agree", None)
     return report
+
+
+#: The ways a table may end a game before the engine does (``GameFinished.reason``).
+EARLY_ENDS = {"everyone_else_left"}
+
+
+def _early_end_problem(record: GameRecord, state: GameState, recorded: dict[str, Any]) -> str:
+    """Why a result marked ``ended_early`` cannot be one, or "" when its shape is right."""
+    reason = recorded["ended_early"]
+    if reason not in EARLY_ENDS or not record.spec.ends_when_one_person_remains:
+        return (
+            f"the record says the game ended early ({reason!r}), which {record.spec.name} "
+            "has no rule for"
+        )
+    if state.is_over():
+        return "the record says the game ended early, but the engine played it to its end"
+    places = list(recorded.get("places", ()))
+    if len(places) != record.players or sorted(places) != [1] + [2] * (record.players - 1):
+        return (
+            f"the recorded places {places} are not those of a game ended because everyone "
+            "else left (the one person left first, every other seat second)"
+        )
+    if not recorded.get("over", False):
+        return "the record says the game ended early but not that it is over"
+    return ""
 
 
 def _compare_deal(
