@@ -376,7 +376,7 @@ def _verify(record: GameRecord) -> Verification:
 EARLY_ENDS = {"everyone_else_left"}
 
 
-def _early_end_problem(record: GameRecord, state: GameState, recorded: dict[str, Any]) -> str:
+def _early_end_problem(record: GameRecord, state: GameState, recorded: Mapping[str, Any]) -> str:
     """Why a result marked ``ended_early`` cannot be one, or "" when its shape is right."""
     reason = recorded["ended_early"]
     if reason not in EARLY_ENDS or not record.spec.ends_when_one_person_remains:
