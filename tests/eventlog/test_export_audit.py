@@ -121,6 +121,14 @@ async def test_tampered_logs_are_caught(cluster: Cluster) -> None:
     report = audit_log(table_id, bad_seed)
     assert not report.ok and "commitment" in str(report.first)
 
+    unrevealed = _copy(clean)
+    for stored in unrevealed:
+        kept = [e for e in stored.batch.events if not e.HasField("deal_seed_revealed")]
+        del stored.batch.events[:]
+        stored.batch.events.extend(kept)
+    report = audit_log(table_id, unrevealed)
+    assert not report.ok and "never revealed" in str(report.first)
+
     missing = _copy(clean)
     del missing[len(missing) // 2]
     report = audit_log(table_id, missing)

@@ -37,6 +37,7 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
     seats: list[dict[str, Any]] = []
     deals: list[dict[str, Any]] = []
     commitments: dict[int, str] = {}
+    revealed: set[int] = set()
     result: dict[str, Any] = {"over": False, "totals": [], "places": []}
     for batch in batches:
         for event in batch.events:
@@ -72,6 +73,7 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                     }
                 )
             elif which == "deal_seed_revealed":
+                revealed.add(body.deal_number)
                 for deal in deals:
                     if deal["number"] == body.deal_number:
                         # the proof is what was published: the revealed seed, not the copy
@@ -89,10 +91,24 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                 }
                 if body.ended_early:
                     result["ended_early"] = body.reason
+    _drop_unrevealed_seeds(deals, revealed, over=result["over"])
     record["seats"] = seats
     record["deals"] = deals
     record["result"] = result
     return record
+
+
+def _drop_unrevealed_seeds(deals: list[dict[str, Any]], revealed: set[int], *, over: bool) -> None:
+    """A deal that has ended proves its shuffle only with the seed the table published.
+
+    The servers' own copy (``DealShuffled``) stands in only for the deal still being played,
+    whose seed is not due yet; an ended deal without ``DealSeedRevealed`` keeps its commitment
+    and loses the seed, and the audit says it was never revealed (docs/fair-deals.md).
+    """
+    for index, deal in enumerate(deals):
+        ended = over or index < len(deals) - 1
+        if ended and deal["number"] not in revealed:
+            deal["shuffle"].pop("seed", None)
 
 
 def _note_fact(deals: list[dict[str, Any]], fact: Any) -> None:

@@ -242,6 +242,8 @@ def _check_shuffles(
 def _shuffle_problem(proof: Any, deck: Sequence[Card], deal: RecordedDeal) -> str | None:
     if not isinstance(proof, Mapping):
         return "the shuffle proof must be an object with a commitment and a seed"
+    if isinstance(proof.get("commitment"), str) and "seed" not in proof:
+        return "the deal's seed was never revealed, so its commitment proves nothing"
     seed, commitment = proof.get("seed"), proof.get("commitment")
     if not isinstance(seed, str) or not isinstance(commitment, str):
         return "the shuffle proof needs a commitment and a seed, both hex strings"
