@@ -158,6 +158,8 @@ async def test_illegal_move_is_failed_precondition_with_engine_message(
         (lambda request: setattr(request, "action", "x" * 5000), "at most"),
         (lambda request: setattr(request.state, "game", "poker"), "unknown game"),
         (lambda request: setattr(request.state, "snapshot", b"{not json"), "not valid JSON"),
+        (lambda request: setattr(request.state, "snapshot", b"1" * 5000), "not valid JSON"),
+        (lambda request: setattr(request, "seat", 9), "there is no seat 9"),
         (lambda request: setattr(request.state, "snapshot_version", 9), "not supported"),
         (lambda request: setattr(request.state, "snapshot", b"x" * 300_000), "larger than"),
     ],

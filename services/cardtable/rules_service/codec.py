@@ -107,7 +107,7 @@ def decode_state(message: rules_pb2.GameState, *, to_change: bool = False) -> Ga
         return remembered
     try:
         data = json.loads(message.snapshot)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except ValueError as error:  # not UTF-8, not JSON, or an integer past Python's limit
         raise InvalidInput(f"state snapshot is not valid JSON: {error}") from None
     except RecursionError:  # "[[[[...]]]]" nested deeper than the parser's stack
         raise InvalidInput("state snapshot is nested too deeply") from None

@@ -98,6 +98,8 @@ def apply_action(
     """The action applied; written into ``into`` when given (a pipelined reply's field), so
     that the views, the largest part, are built where they stay instead of being copied."""
     state = codec.decode_state(request.state, to_change=True)
+    if not 0 <= request.seat < state.num_players:  # malformed, as for LegalActions and GetView
+        raise InvalidInput(f"there is no seat {request.seat} at this table")
     action = parse_action(codec.decode_action_text(request.action))
     facts = state.apply(request.seat, action)
     response = rules_pb2.ApplyActionResponse() if into is None else into
