@@ -198,3 +198,42 @@ def test_replay_of_files_that_cannot_be_read(
     assert run(capsys, "replay", "--file", str(tmp_path / "missing.json"))[0] == 2
     code, out = run(capsys, "replay", "--file", write(tmp_path, {"format": "nope"}))
     assert code == 2 and "not a game record" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\xff\xfe not utf-8", "cannot read"),
+        (b"[" * 100_000, "cannot read"),  # nested past the parser's stack
+        (b"1" * 5000, "cannot read"),  # an integer past Python's limit
+    ],
+)
+def test_files_that_cannot_be_read_get_a_sentence_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, expected: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    for command in ("verify", "audit", "replay"):
+        code, out = run(
+            capsys, command, *([str(path)] if command == "verify" else ["--file", str(path)])
+        )
+        assert code == 2 and expected in out, command
+
+
+def test_replay_of_json_that_is_not_an_object_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(capsys, "replay", "--file", write(tmp_path, []))
+    assert code == 2 and "a game record is a JSON object" in out
+
+
+def test_a_record_whose_tricks_are_not_a_list_gets_a_verdict(
+    hearts_file: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = json.loads(Path(hearts_file).read_text())
+    record["deals"][0]["tricks"] = 5
+    path = write(tmp_path, record)
+    code, out = run(capsys, "audit", "--file", path)
+    assert code == 1 and "tricks must be a list" in out
+    code, out = run(capsys, "verify", path)
+    assert code == 2 and "tricks must be a list" in out

@@ -105,11 +105,13 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     console = _console(stderr=False)
+    data = _read_json(args.file, console)
+    if data is None:
+        return 2
     try:
-        data = json.loads(Path(args.file).read_text())
         record = load_record(data)
-    except (OSError, json.JSONDecodeError, EngineError) as error:
-        console.print(f"[red]cannot read {args.file}:[/red] {error}")
+    except EngineError as error:
+        console.print(Text.assemble(("cannot read ", "red"), (args.file, "red"), f": {error}"))
         return 2
     report = verify_record(record)
     table = Table(title=f"{record.spec.title}, {record.players} players")
@@ -139,9 +141,11 @@ def _read_json(path: str, console: Console) -> Any:
     """The file's JSON, or ``None`` after saying why it cannot be read."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:  # ValueError: not UTF-8, not JSON, too long a number
         console.print(Text.assemble(("cannot read ", "red"), (path, "red"), f": {error}"))
-        return None
+    except RecursionError:
+        console.print(Text.assemble(("cannot read ", "red"), (path, "red"), ": nested too deeply"))
+    return None
 
 
 def _ask(console: Console, prompt: str) -> str:
@@ -152,6 +156,12 @@ def _record_of(args: argparse.Namespace, console: Console) -> dict[str, Any] | N
     """The record named on the command line: a file, or a table's log exported on the fly."""
     if args.file:
         data = _read_json(args.file, console)
+        if data is not None and not isinstance(data, dict):
+            console.print(
+                Text.assemble(
+                    ("cannot read ", "red"), (args.file, "red"), ": a game record is a JSON object"
+                )
+            )
         return data if isinstance(data, dict) else None
     from cardtable.eventlog.reader import log_reader
     from cardtable.eventlog.records import record_from_batches

@@ -246,7 +246,10 @@ def _load_deal(index: int, deal: Any, players: int) -> RecordedDeal:
         if not isinstance(seat, int) or not isinstance(text, str) or not 0 <= seat < players:
             raise InvalidInput(f"{where}, action {position + 1}: needs a seat and an action")
         actions.append((seat, text))
-    tricks = tuple(deal.get("tricks") or ())
+    tricks_data = deal.get("tricks") or []
+    if not isinstance(tricks_data, list):
+        raise InvalidInput(f"{where}: tricks must be a list")
+    tricks = tuple(tricks_data)
     scores_data = deal.get("scores")
     scores: tuple[int, ...] | None = None
     if scores_data is not None:

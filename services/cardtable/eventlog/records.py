@@ -48,11 +48,11 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                 record["players"] = body.seats
                 record["options"] = dict(body.options.values)
                 seats = [{"seat": seat} for seat in range(body.seats)]
-            elif which == "player_seated":
+            elif which == "player_seated" and body.seat < len(seats):
                 seats[body.seat].update(
                     player_id=body.player_id, kind=PLAYER_KINDS.get(body.kind, "person")
                 )
-            elif which == "seat_handed_to_bot" and body.reason == "fill":
+            elif which == "seat_handed_to_bot" and body.reason == "fill" and body.seat < len(seats):
                 seats[body.seat].update(player_id=body.player_id, kind="bot")
             elif which == "game_started":
                 record["first_dealer"] = body.first_dealer
@@ -79,7 +79,7 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                         # the proof is what was published: the revealed seed, not the copy
                         # the servers kept
                         deal["shuffle"]["seed"] = body.seed
-            elif which == "action_taken":
+            elif which == "action_taken" and deals:  # one before any deal: the log check says
                 deals[-1]["actions"].append({"seat": body.seat, "action": body.action})
             elif which == "fact_recorded":
                 _note_fact(deals, body.fact)
