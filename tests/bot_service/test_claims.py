@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
+import nats.errors
 import pytest
 
-from cardtable.bot_service.claims import SeatClaims
+from cardtable.bot_service.claims import ClaimsUnavailableError, SeatClaims
 from cardtable.bot_service.settings import BotNames, BotServiceSettings
 from cardtable.bot_service.table_player import command_id_for, is_offered, rng_for
 from cardtable.bots.strategy import RandomStrategy
@@ -64,6 +66,38 @@ async def test_a_restarted_replica_with_the_same_name_adopts_its_claim(
     assert await after.claim(TABLE, 3)
     stranger = await _replica(nats_connection, nats_namespace, "pod-1", ttl=5.0)
     assert not await stranger.claim(TABLE, 3)
+
+
+async def test_a_renewal_whose_reply_was_lost_keeps_the_claim(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    claims = await _replica(nats_connection, nats_namespace, "pod-0", ttl=5.0)
+    assert await claims.claim(TABLE, 4)
+    # The renewal reached the bucket, but its reply (the new revision) never came back.
+    bucket = await nats_connection.jetstream.key_value(
+        BotNames(nats_namespace.prefix).claims_bucket
+    )
+    await bucket.put(SeatClaims.key(TABLE, 4), json.dumps({"replica": "pod-0"}).encode())
+    assert await claims.renew(TABLE, 4)
+    assert claims.holds(TABLE, 4) and claims.lease_valid(TABLE, 4)
+    stranger = await _replica(nats_connection, nats_namespace, "pod-1", ttl=5.0)
+    assert not await stranger.claim(TABLE, 4)
+
+
+async def test_an_adopted_claim_whose_renewal_fails_is_not_kept(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    before = await _replica(nats_connection, nats_namespace, "pod-0", ttl=5.0)
+    assert await before.claim(TABLE, 5)
+    after = await _replica(nats_connection, nats_namespace, "pod-0", ttl=5.0)
+
+    async def no_answer(*args: object, **kwargs: object) -> int:
+        raise nats.errors.TimeoutError
+
+    after._bucket.update = no_answer  # type: ignore[method-assign]
+    with pytest.raises(ClaimsUnavailableError):
+        await after.claim(TABLE, 5)
+    assert not after.holds(TABLE, 5)  # so the next scan offers it again
 
 
 def test_names_follow_the_table_service() -> None:

@@ -8,8 +8,9 @@ the seats go to whoever scans next. Letting go deletes the key at once.
 
 A claim also works as a lease: the holder only moves for a seat while its last confirmed
 renewal is recent enough (``LEASE_SHARE`` of the TTL), so a replica whose loop stalled past
-the TTL stops before another one could have taken the seat over. Even then, moves carry
-deterministic command ids and expected versions, so two replicas can never both move.
+the TTL stops before another one could have taken the seat over. Even then, a move carries
+the version it was chosen at, and the rules refuse a seat's second act in a simultaneous phase,
+so two replicas can never both move (their command ids differ: the log scopes ids to callers).
 """
 
 from __future__ import annotations
@@ -162,7 +163,13 @@ class SeatClaims:
         if holder != self.replica_id or entry.revision is None:
             return False
         self._claims[(table_id, seat)] = Claim(table_id, seat, entry.revision, sent_at)
-        return await self.renew(table_id, seat)
+        try:
+            return await self.renew(table_id, seat)
+        except ClaimsUnavailableError:
+            # Not taken after all: a claim kept here would turn away every later offer of the
+            # seat while no table player plays it. The next scan offers it again.
+            del self._claims[(table_id, seat)]
+            raise
 
     async def renew(self, table_id: str, seat: int) -> bool:
         """Extend a held claim; False (and forgotten) when another replica has it now.
@@ -178,10 +185,15 @@ class SeatClaims:
         try:
             claim.revision = await self._bucket.update(key, self._value(), last=claim.revision)
         except KeyWrongLastSequenceError:
-            # Expired (nobody took it: create succeeds) or taken by another replica.
+            # Expired (nobody took it: create succeeds), taken by another replica, or still
+            # ours at a revision we never heard of (a renewal whose reply was lost).
             try:
                 claim.revision = await self._bucket.create(key, self._value())
-            except (KeyWrongLastSequenceError, KeyNotFoundError):
+            except KeyWrongLastSequenceError:
+                if not await self._renew_unheard(claim, key):
+                    del self._claims[(table_id, seat)]
+                    return False
+            except KeyNotFoundError:
                 del self._claims[(table_id, seat)]
                 return False
             except TRANSIENT_ERRORS as error:
@@ -189,6 +201,20 @@ class SeatClaims:
         except TRANSIENT_ERRORS as error:
             raise ClaimsUnavailableError(repr(error)) from error
         claim.confirmed_at = sent_at
+        return True
+
+    async def _renew_unheard(self, claim: Claim, key: str) -> bool:
+        """Renew a claim whose key names this replica at a revision it did not record."""
+        try:
+            entry = await self._bucket.get(key)
+            holder = json.loads(entry.value or b"{}").get("replica")
+            if holder != self.replica_id or entry.revision is None:
+                return False
+            claim.revision = await self._bucket.update(key, self._value(), last=entry.revision)
+        except (KeyNotFoundError, KeyWrongLastSequenceError, ValueError):
+            return False
+        except TRANSIENT_ERRORS as error:
+            raise ClaimsUnavailableError(repr(error)) from error
         return True
 
     async def release(self, table_id: str, seat: int) -> None:

@@ -6,10 +6,12 @@ a player needs to know to look again. On each new version it reads the table as 
 each of its seats that is to act reads that seat's own view (``GetTable(seat)``), chooses with
 the table's strategy and moves. It never sees more than those views and the public events.
 
-A move's command id is ``bot:{table}:{seat}:{version}`` and, when the seat is the only one to
-act, it carries the version it was chosen at as ``expected_version``: a retry, or another
-replica deciding from the same view, cannot move twice, and a move chosen from a view that is
-no longer current is refused (ABORTED) and chosen again. In a simultaneous phase each seat
+A move's command id is ``bot:{table}:{seat}:{version}``, so a retry by this replica is the
+same command (the log scopes command ids to their caller, so another replica's equal id is
+another command). When the seat is the only one to act, the move carries the version it was
+chosen at as ``expected_version``: another replica deciding from the same view cannot move
+twice, and a move chosen from a view that is no longer current is refused (ABORTED) and chosen
+again. In a simultaneous phase each seat
 acts once and the others' moves do not change its choice, so no version is expected there.
 The random generator is seeded from the command id, so any two deciders of one turn choose
 the same move.
