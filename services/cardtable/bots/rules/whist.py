@@ -8,7 +8,14 @@ import statistics
 from cardtable.bots.rules.common import play_for_tricks
 from cardtable.engine.actions import BIDS, PLAY, Action
 from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
-from cardtable.engine.whist import BID_PHASE, MAX_PLAYERS, MIN_PLAYERS, WHIST, WhistState
+from cardtable.engine.whist import (
+    BID_PHASE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    WHIST,
+    WhistState,
+    whist_deck,
+)
 
 #: Chance that a plain card which is the highest of its suit still out wins its trick: it may
 #: be trumped, more often the more cards there are in the deal.
@@ -24,7 +31,7 @@ def expected_tricks(hand: list[Card], trump: int, players: int) -> float:
     their low cards are led.
     """
     cards_each = len(hand)
-    deck = 8 * players
+    deck = len(whist_deck(players))
     q = (players - 1) * cards_each / max(deck - cards_each, 1)
     total = 0.0
     for card in hand:
