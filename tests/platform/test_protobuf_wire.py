@@ -50,6 +50,18 @@ def test_encoding_twice_gives_the_same_bytes(data: dict[str, Any]) -> None:
     assert struct_bytes(data) == struct_bytes(data)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [float("nan"), -0.0, float("inf"), 2**53 + 1, 2**64 + 7, -(2**63), 1e308, "é🙂", ""],
+    ids=repr,
+)
+def test_edge_values_give_the_runtimes_bytes(value: Any) -> None:
+    """Bytes, not messages, are compared: messages hide NaN (never equal) and -0.0 (== 0.0).
+    One key per map, as map order in bytes is the runtime's own choice."""
+    data = {"value": [value, [value], {"in a map": value}]}
+    assert struct_bytes(data) == runtime_struct(data).SerializeToString(deterministic=True)
+
+
 def test_subclassed_values_are_encoded_as_their_plain_kinds() -> None:
     class Suit(enum.IntEnum):
         HEARTS = 3
@@ -83,3 +95,8 @@ def test_a_varint_reads_back_as_the_runtime_reads_it(value: int) -> None:
 def test_a_length_delimited_field_reads_back(text: str) -> None:
     # StringValue's field 1 is a string.
     assert wrappers_pb2.StringValue.FromString(length_delimited(1, text.encode())).value == text
+
+
+def test_a_negative_varint_is_refused() -> None:
+    with pytest.raises(ValueError, match="never negative"):
+        varint(-1)

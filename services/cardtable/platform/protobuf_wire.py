@@ -40,8 +40,14 @@ _strings: dict[str, bytes] = {}
 
 
 def varint(value: int) -> bytes:
-    """``value`` (>= 0) as a base-128 varint: seven bits a byte, low bits first."""
+    """``value`` (>= 0) as a base-128 varint: seven bits a byte, low bits first.
+
+    Only sizes and field keys are written this way, never negative; one is refused rather
+    than looked up from the end of the table.
+    """
     if value < 0x80:
+        if value < 0:
+            raise ValueError(f"a varint here is a size or a key, never negative: {value}")
         return _SMALL[value]
     encoded = bytearray()
     while value > 0x7F:
