@@ -113,3 +113,24 @@ def check_deck_order(order: Sequence[Card], deck: Sequence[Card]) -> tuple[Card,
             f"a deck order must hold each of the game's {len(deck)} cards exactly once"
         )
     return ordered
+
+
+def trick_winner(cards: Sequence[Card], leader: int, trump: int, players: int) -> int:
+    """The seat that wins ``cards`` (in play order from ``leader``): RULES.md, common rules,
+    for the ace-high games (Whist, 3-5-8; Hearts, with no trump, inlines it in its hot path).
+
+    The highest trump wins, else the highest card of the suit led. Within a suit a higher card
+    number is a higher rank, so comparing cards compares ranks.
+    """
+    best = cards[0]
+    best_suit = SUIT_OF[best]
+    best_position = 0
+    for position in range(1, len(cards)):
+        card = cards[position]
+        suit = SUIT_OF[card]
+        if suit == best_suit:
+            if card > best:
+                best, best_position = card, position
+        elif suit == trump:
+            best, best_suit, best_position = card, suit, position
+    return (leader + best_position) % players

@@ -55,6 +55,7 @@ from cardtable.engine.cards import (
     SUIT_OF,
     Card,
     format_card,
+    trick_winner,
 )
 from cardtable.engine.facts import (
     CardPlayed,
@@ -199,22 +200,6 @@ _CARD_PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
 def _suit_bounds(hand: list[Card], suit: int) -> tuple[int, int]:
     """Where ``suit`` lies in a sorted hand: cards are ``suit * 13 + rank``, so suits are runs."""
     return bisect_left(hand, suit * 13), bisect_left(hand, suit * 13 + 13)
-
-
-def _trick_winner_position(cards: list[Card] | tuple[Card, ...], trump: int) -> int:
-    """The position in ``cards`` of the highest trump, else of the highest card of the suit led."""
-    best = 0
-    best_card = cards[0]
-    best_suit = SUIT_OF[best_card]
-    for position in range(1, len(cards)):
-        card = cards[position]
-        suit = SUIT_OF[card]
-        if suit == best_suit:
-            if card > best_card:
-                best, best_card = position, card
-        elif suit == trump:
-            best, best_card, best_suit = position, card, suit
-    return best
 
 
 class ThreeFiveEightState(GameState):
@@ -527,7 +512,7 @@ class ThreeFiveEightState(GameState):
         if len(trick) < PLAYERS:
             self.player = (seat + 1) % PLAYERS
             return [played]
-        winner = (self.leader + _trick_winner_position(trick, self.trump)) % PLAYERS
+        winner = trick_winner(trick, self.leader, self.trump, PLAYERS)
         self.tricks_won[winner] += 1
         cards = tuple(trick)
         self.tricks.append((self.leader, cards, winner))
@@ -829,7 +814,7 @@ class ThreeFiveEightState(GameState):
         for trick_leader, cards, winner in self.tricks:
             if trick_leader != leader:
                 raise inconsistent("a trick was led by someone other than the last winner")
-            if winner != (leader + _trick_winner_position(cards, self.trump)) % PLAYERS:
+            if winner != trick_winner(cards, leader, self.trump, PLAYERS):
                 raise inconsistent("a trick's winner is not the highest card")
             won[winner] += 1
             leader = winner

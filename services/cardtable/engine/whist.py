@@ -21,7 +21,7 @@ the cards after it stay in the stock, unseen. A deal of 8 uses every card and ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -35,6 +35,7 @@ from cardtable.engine.cards import (
     deck_of_ranks,
     format_card,
     parse_card,
+    trick_winner,
 )
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.facts import (
@@ -129,26 +130,6 @@ def streak_step(exact_run: int, miss_run: int, exact: bool) -> tuple[int, int, i
         if miss_run == STREAK_LENGTH:
             return 0, 0, -STREAK_BONUS
     return exact_run, miss_run, 0
-
-
-def trick_winner(cards: Sequence[Card], leader: int, trump: int, players: int) -> int:
-    """The seat that wins ``cards`` (in play order from ``leader``): RULES.md, common rules.
-
-    The highest trump wins, else the highest card of the suit led. Within a suit a higher card
-    number is a higher rank, so comparing cards compares ranks.
-    """
-    best = cards[0]
-    best_suit = SUIT_OF[best]
-    best_position = 0
-    for position in range(1, len(cards)):
-        card = cards[position]
-        suit = SUIT_OF[card]
-        if suit == best_suit:
-            if card > best:
-                best, best_position = card, position
-        elif suit == trump:
-            best, best_suit, best_position = card, suit, position
-    return (leader + best_position) % players
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
-from cardtable.engine.whist import trick_winner
+from cardtable.engine.cards import RANK_OF, SUIT_OF, Card, trick_winner
 
 NO_TRUMP = -1
 
