@@ -134,6 +134,46 @@ async def test_a_returning_person_gets_the_seat_back(nats_url: str, cluster: Clu
         assert bots.metric("bot_seat_releases_total", {"reason": "reclaimed"}) == 1
 
 
+async def test_a_person_who_joins_again_gets_the_seat_and_the_bot_lets_go(
+    nats_url: str, cluster: Cluster
+) -> None:
+    async with running_bot_service(nats_url, cluster, "yields", reclaim_grace_seconds=0.05) as bots:
+        host = cluster.player("p0")
+        table_id = await host.create("hearts", 4, QUICK, NO_TIMERS)
+        people = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+        for seat, person in people.items():
+            await person.join(table_id, seat)
+        await people[2].leave(table_id)  # the computer passes for seat 2
+        rng = random.Random(5)
+        for seat in (0, 1, 3):
+            await play_seat(people[seat], table_id, seat, rng, moves=1)
+
+        async def bot_passed() -> bool:
+            actions = actions_of(await table_log(cluster, table_id))
+            return any(action.seat == 2 and action.actor_id == bots.actor_id for action in actions)
+
+        deadline = time.monotonic() + 10
+        while not await bot_passed():
+            assert time.monotonic() < deadline, "the computer never passed for seat 2"
+            await asyncio.sleep(0.02)
+        assert await people[2].join(table_id, 2) == 2  # back: the seat is theirs at once
+        await eventually(lambda: bots.parts.supervisor.held() == [])
+        await asyncio.gather(*(play_seat(people[seat], table_id, seat, rng) for seat in range(4)))
+        batches = await table_log(cluster, table_id)
+        assert events_named(batches, "game_finished")
+        reclaimed = False
+        after: set[str] = set()
+        for batch in batches:
+            for event in batch.events:
+                if event.HasField("seat_reclaimed"):
+                    assert (event.seat_reclaimed.seat, event.seat_reclaimed.player_id) == (2, "p2")
+                    reclaimed = True
+                elif reclaimed and event.HasField("action_taken") and event.action_taken.seat == 2:
+                    after.add(event.action_taken.actor_id)
+        assert reclaimed and after == {"p2"}
+        assert bots.metric("bot_seat_releases_total", {"reason": "reclaimed"}) == 1
+
+
 async def test_a_killed_bot_service_is_replaced_and_the_game_finishes(
     nats_url: str, cluster: Cluster
 ) -> None:
