@@ -27,7 +27,7 @@ from tests.bot_service.harness import (
     view_of,
     wait_until_finished,
 )
-from tests.table_service.harness import NO_TIMERS, Cluster, view_dict
+from tests.table_service.harness import NO_TIMERS, Cluster, Player, view_dict
 
 pytestmark = pytest.mark.timeout(120)
 QUICK = {"quick": "true"}
@@ -92,14 +92,21 @@ async def test_a_person_who_leaves_is_replaced_and_the_game_finishes(
         assert set(seat_two[4:]) == {"bots:standin"} and len(seat_two) == 14
 
 
+async def _hearts_seat_2_left(cluster: Cluster) -> tuple[Player, str, dict[int, Player]]:
+    """A quick Hearts game of four people, p0 to p3, whose seat 2 left before passing (the
+    computer passes for them)."""
+    host = cluster.player("p0")
+    table_id = await host.create("hearts", 4, QUICK, NO_TIMERS)
+    people = {seat: cluster.player(f"p{seat}") for seat in range(4)}
+    for seat, person in people.items():
+        await person.join(table_id, seat)
+    await people[2].leave(table_id)
+    return host, table_id, people
+
+
 async def test_a_returning_person_gets_the_seat_back(nats_url: str, cluster: Cluster) -> None:
     async with running_bot_service(nats_url, cluster, "polite", reclaim_grace_seconds=1.0) as bots:
-        host = cluster.player("p0")
-        table_id = await host.create("hearts", 4, QUICK, NO_TIMERS)
-        people = {seat: cluster.player(f"p{seat}") for seat in range(4)}
-        for seat, person in people.items():
-            await person.join(table_id, seat)
-        await people[2].leave(table_id)  # before passing: the computer passes for them
+        host, table_id, people = await _hearts_seat_2_left(cluster)
         rng = random.Random(3)
         others = [
             asyncio.create_task(play_seat(people[seat], table_id, seat, rng)) for seat in (0, 1, 3)
@@ -138,12 +145,7 @@ async def test_a_person_who_joins_again_gets_the_seat_and_the_bot_lets_go(
     nats_url: str, cluster: Cluster
 ) -> None:
     async with running_bot_service(nats_url, cluster, "yields", reclaim_grace_seconds=0.05) as bots:
-        host = cluster.player("p0")
-        table_id = await host.create("hearts", 4, QUICK, NO_TIMERS)
-        people = {seat: cluster.player(f"p{seat}") for seat in range(4)}
-        for seat, person in people.items():
-            await person.join(table_id, seat)
-        await people[2].leave(table_id)  # the computer passes for seat 2
+        host, table_id, people = await _hearts_seat_2_left(cluster)
         rng = random.Random(5)
         for seat in (0, 1, 3):
             await play_seat(people[seat], table_id, seat, rng, moves=1)
