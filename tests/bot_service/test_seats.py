@@ -145,7 +145,7 @@ async def test_a_person_who_joins_again_gets_the_seat_and_the_bot_lets_go(
     nats_url: str, cluster: Cluster
 ) -> None:
     async with running_bot_service(nats_url, cluster, "yields", reclaim_grace_seconds=0.05) as bots:
-        host, table_id, people = await _hearts_seat_2_left(cluster)
+        _, table_id, people = await _hearts_seat_2_left(cluster)
         rng = random.Random(5)
         for seat in (0, 1, 3):
             await play_seat(people[seat], table_id, seat, rng, moves=1)
