@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 from nats.js import JetStreamContext
+from prometheus_client import CollectorRegistry
 
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.committed_state import CommittedState
+from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.log_reading import read_log_elsewhere
 from cardtable.scoring_service.messages import StoredMessage
+from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
-from cardtable.scoring_service.writer import ProjectionWriter
+from cardtable.scoring_service.writer import ProjectionWriter, StreamReplacedError, read_position
 from cardtable_api.events.v1 import events_pb2
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
-from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
+from tests.scoring_service.event_log import (
+    TableLog,
+    bot,
+    create_event_stream,
+    interleave,
+    people,
+    publish,
+)
 
 REBUILT = "scoring_rebuild"
 
@@ -212,7 +223,7 @@ async def test_a_live_writer_that_another_writer_overtook_reads_the_schema_again
         ProjectionWriter(projection_pool, log_names, CommittedState.for_live_consumer())
         for _ in range(2)
     ]
-    await writers[0].prepare()
+    await writers[0].prepare((await js.stream_info(log_names.stream)).created)  # as a consumer
     turns = [messages[start : start + 23] for start in range(0, len(messages), 23)]
     for turn, chunk in enumerate(turns):
         outcome = await writers[turn % 2].project(chunk)
@@ -237,3 +248,42 @@ async def stored(js: JetStreamContext, names: EventLogNames, sequence: int) -> S
         headers=dict(message.headers or {}),
         stored_at=datetime.now(UTC),
     )
+
+
+async def test_a_stream_made_again_under_the_same_name_needs_a_rebuild(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+) -> None:
+    """Its sequences start anew: going on from the old position would skip its first ones."""
+    js, names = nats_connection.jetstream, consumer_settings.log
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        done = await publish(
+            js, names, TableLog("whist", people("a", "b", "c"), seed=71).play().batches
+        )
+        await wait_for_position(projection_pool, names.stream, done[-1])
+    position = await read_position(projection_pool, names.stream)
+
+    await js.delete_stream(names.stream)
+    await create_event_stream(js, names)
+    await publish(js, names, TableLog("hearts", people("d", "e", "f", "g"), seed=72).play().batches)
+    writer = ProjectionWriter(projection_pool, names, CommittedState.for_live_consumer())
+    consumer = ProjectionConsumer(
+        js, writer, consumer_settings, ProjectionMetrics(CollectorRegistry())
+    )
+    with pytest.raises(StreamReplacedError, match="rebuild the projection"):
+        await asyncio.wait_for(consumer.run(), 10)
+    assert await read_position(projection_pool, names.stream) == position  # nothing skipped
+
+    # Rebuilt from the new stream, the projection goes on live in it.
+    await rebuild(fresh_database_url, js, names, schema=SCHEMA)
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        done = await publish(
+            js, names, TableLog("whist", people("h", "i", "j"), seed=73).play().batches
+        )
+        await wait_for_position(projection_pool, names.stream, done[-1])
+    finished = await projection_pool.fetchval(
+        "SELECT count(*) FROM games WHERE status = 'finished'"
+    )
+    assert finished == 2  # the new stream's two games, none of the old one's

@@ -119,7 +119,8 @@ class ProjectionConsumer:
             subscription = await self._retry(self._start, "binding the consumer again")
 
     async def _start(self) -> JetStreamContext.PullSubscription:
-        position = await self._writer.prepare()
+        info = await self._js.stream_info(self._settings.log.stream)
+        position = await self._writer.prepare(info.created)
         subscription = await self._subscribe(position)
         self._log.info("projection consumer started", extra={"position": position})
         return subscription

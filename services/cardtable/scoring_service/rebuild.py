@@ -106,11 +106,12 @@ async def rebuild(
         # The schema was just emptied and nothing else writes it: what this writer commits
         # is all it holds, so it need not be read back (committed_state.py).
         writer = ProjectionWriter(pool, log, CommittedState())
-        await writer.prepare()
         try:
-            last_sequence = (await jetstream.stream_info(log.stream)).state.last_seq
+            info = await jetstream.stream_info(log.stream)
         except NotFoundError:
-            last_sequence = 0
+            info = None
+        await writer.prepare(info.created if info else None)
+        last_sequence = info.state.last_seq if info else 0
         messages = events = dead_letters = position = 0
         if last_sequence:
             reading = (

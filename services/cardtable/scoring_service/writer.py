@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import asyncpg
@@ -169,6 +170,10 @@ async def load_tables(connection: Connection, table_ids: Sequence[str]) -> dict[
     return tables
 
 
+class StreamReplacedError(RuntimeError):
+    """The event stream was deleted and made again since the projection began counting in it."""
+
+
 async def read_position(connection: Connection | asyncpg.Pool, stream: str) -> int:
     """The stream sequence of the last batch committed (0 before the first)."""
     value = await connection.fetchval(
@@ -189,15 +194,42 @@ class ProjectionWriter:
         self._log = log
         self._committed = committed
 
-    async def prepare(self) -> int:
-        """Make sure the position row exists (before two writers could race to insert it)."""
-        async with self._pool.acquire() as connection:
+    async def prepare(self, stream_created: datetime | None = None) -> int:
+        """Make sure the position row exists (before two writers could race to insert it), and
+        that it counts in the stream created at ``stream_created``; returns the position.
+
+        Raises :class:`StreamReplacedError` when the projection holds a position in another
+        stream of the same name: going on would skip the new stream's first messages.
+        """
+        stream = self._log.stream
+        async with self._pool.acquire() as connection, connection.transaction():
             await connection.execute(
-                "INSERT INTO projection_position (stream, stream_sequence) VALUES ($1, 0) "
-                "ON CONFLICT (stream) DO NOTHING",
-                self._log.stream,
+                "INSERT INTO projection_position (stream, stream_sequence, stream_created) "
+                "VALUES ($1, 0, $2) ON CONFLICT (stream) DO NOTHING",
+                stream,
+                stream_created,
             )
-            return await read_position(connection, self._log.stream)
+            row = await connection.fetchrow(
+                "SELECT stream_sequence, stream_created FROM projection_position "
+                "WHERE stream = $1 FOR UPDATE",
+                stream,
+            )
+            assert row is not None
+            position, known = int(row["stream_sequence"]), row["stream_created"]
+            if stream_created is None or known == stream_created:
+                return position
+            if known is not None and position > 0:
+                raise StreamReplacedError(
+                    f"the projection is at {position} of stream {stream} created {known}, but "
+                    f"the stream now was created {stream_created}: rebuild the projection "
+                    "(cardtable rebuild)"
+                )
+            await connection.execute(
+                "UPDATE projection_position SET stream_created = $2 WHERE stream = $1",
+                stream,
+                stream_created,
+            )
+            return position
 
     async def position(self) -> int:
         """The stream sequence of the last batch committed."""
