@@ -6,6 +6,10 @@
 #   docker run --rm -e GRPC_PORT=50051 cardtable:dev cardtable-rules
 #   docker run --rm -e NATS_URL=... -e RULES_ADDRESS=... -e TOKEN_SIGNING_KEY=... cardtable:dev cardtable-table
 #
+# No key or password is ever in the image: mount them and name the files (NATS_PASSWORD_FILE,
+# LOG_SIGNING_KEY_FILE, ...; deploy/README.md, "Secrets"). cardtable-provision creates the
+# event stream and buckets before the services start.
+#
 # The runtime stage holds only the Python interpreter and a virtualenv with the pinned
 # dependencies (constraints.txt) and the cardtable package, compiled to bytecode at build time.
 # It runs as an unprivileged numeric user and writes nothing outside /tmp, so it runs with

@@ -18,7 +18,8 @@ import grpc
 from prometheus_client import CollectorRegistry
 
 from cardtable.bot_service.main import BotServiceParts, bot_service_parts
-from cardtable.bot_service.settings import BotNames, BotTuning
+from cardtable.bot_service.settings import BotTuning
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
 from cardtable.stack.processes import ServiceProcess, start
 from cardtable_api.events.v1 import events_pb2
@@ -79,7 +80,7 @@ async def running_bot_service(
             connection.jetstream,
             channel,
             cluster.tokens,
-            BotNames(cluster.names.prefix),
+            LogNames.from_prefix(cluster.names.prefix),
             tuning,
             "random",
             registry,
@@ -108,8 +109,13 @@ async def start_bot_process(nats_url: str, cluster: Cluster, replica_id: str) ->
 
 
 async def table_log(cluster: Cluster, table_id: str) -> list[events_pb2.EventBatch]:
-    """Every batch of the table, from the table service's event store."""
-    return [stored.batch for stored in await cluster.parts.app.history(table_id)]
+    """Every batch of the table, from the table service's event store, as the servers see
+    them (sealed events opened)."""
+    security = cluster.parts.app.security
+    return [
+        security.opened(table_id, stored.batch)
+        for stored in await cluster.parts.app.history(table_id)
+    ]
 
 
 def actions_of(batches: list[events_pb2.EventBatch]) -> list[events_pb2.ActionTaken]:

@@ -9,13 +9,13 @@ import nats.errors
 import pytest
 
 from cardtable.bot_service.claims import ClaimsUnavailableError, SeatClaims
-from cardtable.bot_service.settings import BotNames, BotServiceSettings
+from cardtable.bot_service.settings import BotServiceSettings
 from cardtable.bot_service.table_player import command_id_for, is_offered, rng_for
 from cardtable.bots.strategy import RandomStrategy
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable.platform.settings import SettingsError, load
-from cardtable.table_service.main import EventNames
 
 TABLE = "6f1c2b1e-0000-4000-8000-000000000001"
 
@@ -23,7 +23,9 @@ TABLE = "6f1c2b1e-0000-4000-8000-000000000001"
 async def _replica(
     connection: NatsConnection, namespace: NatsNamespace, name: str, ttl: float = 1.0
 ) -> SeatClaims:
-    claims = SeatClaims(connection.jetstream, BotNames(namespace.prefix).claims_bucket, name, ttl)
+    claims = SeatClaims(
+        connection.jetstream, LogNames.from_prefix(namespace.prefix).claims_bucket, name, ttl
+    )
     await claims.open()
     return claims
 
@@ -75,7 +77,7 @@ async def test_a_renewal_whose_reply_was_lost_keeps_the_claim(
     assert await claims.claim(TABLE, 4)
     # The renewal reached the bucket, but its reply (the new revision) never came back.
     bucket = await nats_connection.jetstream.key_value(
-        BotNames(nats_namespace.prefix).claims_bucket
+        LogNames.from_prefix(nats_namespace.prefix).claims_bucket
     )
     await bucket.put(SeatClaims.key(TABLE, 4), json.dumps({"replica": "pod-0"}).encode())
     assert await claims.renew(TABLE, 4)
@@ -98,13 +100,6 @@ async def test_an_adopted_claim_whose_renewal_fails_is_not_kept(
     with pytest.raises(ClaimsUnavailableError):
         await after.claim(TABLE, 5)
     assert not after.holds(TABLE, 5)  # so the next scan offers it again
-
-
-def test_names_follow_the_table_service() -> None:
-    assert BotNames("a-b.c").requests_subject == EventNames("a-b.c").bot_requests
-    assert BotNames("a-b.c").claims_bucket == EventNames("a-b.c").lobby_bucket.replace(
-        "_TABLES", "_BOT_SEATS"
-    )
 
 
 def test_settings_fail_fast_naming_every_problem() -> None:

@@ -6,7 +6,6 @@ interpolates and validates the file against the Compose specification without an
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -18,21 +17,15 @@ from typing import Any
 import pytest
 
 from cardtable.platform.server_process import free_port
-from tests.deploy.tools import REPO, must_pass, run, tool
+from tests.deploy.tools import REPO, compose_config, run, tool
 
 SERVICES = ("rules", "table", "scoring", "bots")
-KEY = "compose-test-signing-key-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
 def compose() -> dict[str, Any]:
     """The resolved configuration, as Compose itself understands the file."""
-    output = must_pass(
-        [tool("docker-compose"), "--file", "docker-compose.yml", "config", "--format", "json"],
-        env={"TOKEN_SIGNING_KEY": KEY, "COMPOSE_PROJECT_NAME": "cardtable"},
-    )
-    config: dict[str, Any] = json.loads(output)
-    return config
+    return compose_config()
 
 
 def test_refuses_to_start_without_a_signing_key() -> None:
@@ -70,6 +63,13 @@ def test_nats_runs_jetstream_on_a_volume_with_fsync_on_every_write(
     assert re.search(r"^\s*sync_interval:\s*always\s*$", config, re.MULTILINE)
     assert nats["command"] == ["--config", "/etc/nats/nats.conf"]
     assert "healthcheck" in nats
+    # The users are Kubernetes' own file; the start script reads their passwords (test_nats.py).
+    assert Path(mounts["/etc/nats/auth.conf"]["source"]) == REPO / "deploy/base/nats/auth.conf"
+    assert nats["entrypoint"] == ["/bin/sh", "/etc/nats/nats-start.sh"]
+    assert (
+        Path(mounts["/etc/nats/nats-start.sh"]["source"]) == REPO / "deploy/compose/nats-start.sh"
+    )
+    assert "include ./auth.conf" in config
 
 
 def test_postgres_keeps_its_data_on_a_volume(compose: dict[str, Any]) -> None:
@@ -80,13 +80,85 @@ def test_postgres_keeps_its_data_on_a_volume(compose: dict[str, Any]) -> None:
     assert "healthcheck" in postgres
 
 
-def test_stream_is_set_up_before_anything_uses_it(compose: dict[str, Any]) -> None:
+def test_event_log_is_provisioned_before_anything_uses_it(compose: dict[str, Any]) -> None:
+    """Under NATS authorization no service may create streams: the provisioner does, first."""
     setup = compose["services"]["nats-setup"]
-    assert setup["command"] == ["python", "/opt/stream-setup/ensure_stream.py"]
+    assert setup["command"] == ["cardtable-provision"]
     assert setup["depends_on"]["nats"]["condition"] == "service_healthy"
-    for name in ("table", "scoring"):
+    for name in ("table", "scoring", "bots"):
         condition = compose["services"][name]["depends_on"]["nats-setup"]["condition"]
         assert condition == "service_completed_successfully", name
+
+
+#: Each NATS client, the component whose user it is, and every secret it may read.
+NATS_CLIENTS = {
+    "nats-setup": ("provisioner", {"nats-provisioner-password"}),
+    "table": ("table", {"nats-table-password", "log-signing-key", "deal-sealing-key"}),
+    "scoring": ("scoring", {"nats-scoring-password", "log-verifying-keys"}),
+    "bots": ("bots", {"nats-bots-password"}),
+}
+
+
+def secrets_of(service: dict[str, Any]) -> dict[str, str]:
+    """The secrets a service is given: source -> where it reads the file."""
+    return {secret["source"]: secret["target"] for secret in service.get("secrets", [])}
+
+
+def test_each_service_gets_only_its_own_secrets(compose: dict[str, Any]) -> None:
+    components = ("table", "scoring", "bots", "operator", "provisioner")
+    expected = {name: secrets for name, (_, secrets) in NATS_CLIENTS.items()}
+    expected["nats"] = {f"nats-{component}-password" for component in components}
+    for name, service in compose["services"].items():
+        assert set(secrets_of(service)) == expected.get(name, set()), name
+        for source, target in secrets_of(service).items():
+            assert target == f"/run/secrets/{source}", (name, source)
+
+
+def test_every_nats_client_connects_as_its_own_user_with_a_password_file(
+    compose: dict[str, Any],
+) -> None:
+    for name, (component, _) in NATS_CLIENTS.items():
+        env = compose["services"][name]["environment"]
+        assert env["NATS_URL"] == "nats://nats:4222", name
+        assert env["NATS_USER"] == f"cardtable-{component}", name
+        assert "NATS_PASSWORD" not in env, f"{name}: a password in the compose file"
+        password = secrets_of(compose["services"][name])[f"nats-{component}-password"]
+        assert env["NATS_PASSWORD_FILE"] == password, name
+    rules = compose["services"]["rules"]["environment"]
+    assert not {"NATS_URL", "NATS_USER", "NATS_PASSWORD_FILE"} & set(rules)
+
+
+def test_only_the_table_service_gets_the_log_keys(compose: dict[str, Any]) -> None:
+    holders = set()
+    for name, service in compose["services"].items():
+        env = service.get("environment", {})
+        # Never a key in the compose file itself.
+        assert not {"LOG_SIGNING_KEY", "DEAL_SEALING_KEY"} & set(env), name
+        if {"LOG_SIGNING_KEY_FILE", "DEAL_SEALING_KEY_FILE"} & set(env):
+            holders.add(name)
+    assert holders == {"table"}
+    table = compose["services"]["table"]
+    assert table["environment"]["LOG_SIGNING_KEY_FILE"] == secrets_of(table)["log-signing-key"]
+    assert table["environment"]["DEAL_SEALING_KEY_FILE"] == secrets_of(table)["deal-sealing-key"]
+    scoring = compose["services"]["scoring"]
+    verifying = secrets_of(scoring)["log-verifying-keys"]
+    assert scoring["environment"]["LOG_VERIFYING_KEYS_FILE"] == verifying
+
+
+def test_secrets_are_files_git_ignores(compose: dict[str, Any]) -> None:
+    directory = REPO / "deploy/compose/secrets"
+    for name, secret in compose["secrets"].items():
+        assert Path(secret["file"]) == directory / name, name
+    assert "/secrets/" in (REPO / "deploy/compose/.gitignore").read_text().splitlines()
+    # The header says how to make each of them.
+    header = (REPO / "docker-compose.yml").read_text().split("\nname:")[0]
+    passwords = re.search(
+        r"for c in ([\w ]+); do openssl rand -base64 32 > nats-\$c-password", header
+    )
+    assert passwords, "the header no longer makes the NATS passwords"
+    made = {f"nats-{component}-password" for component in passwords[1].split()}
+    made.update(re.findall(r"(?:>|-out) ([\w-]+)$", header, re.MULTILINE))
+    assert made == set(compose["secrets"])
 
 
 def test_services_are_hardened_health_checked_and_restarted(compose: dict[str, Any]) -> None:

@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.tools import REPO, must_pass, run, tool
+from cardtable.platform.deal_sealing import SealingKeys
+from cardtable.platform.log_signing import BatchSigner
+from tests.deploy.tools import REPO, console_scripts, must_pass, run, tool
 
 TARGETS = ("base", "overlays/dev", "overlays/prod")
 OVERLAYS = ("overlays/dev", "overlays/prod")
@@ -212,15 +214,194 @@ def test_nats_is_a_three_node_jetstream_cluster_with_replicated_stream(target: s
 
 
 @pytest.mark.parametrize("target", OVERLAYS)
-def test_stream_is_ensured_before_table_and_scoring_start(target: str) -> None:
+def test_event_log_is_provisioned_before_table_and_scoring_start(target: str) -> None:
+    """Under NATS authorization no service may create streams: the provisioner does, first."""
     objects = rendered(target)
-    script = config_data(objects, "stream-setup")
-    assert set(script) == {"ensure_stream.py"}
+    assert "cardtable-provision" in console_scripts()
+    assert not [
+        obj for obj in find(objects, "ConfigMap") if "stream-setup" in obj["metadata"]["name"]
+    ]
     for service in ("table", "scoring"):
         pod = one(objects, "Deployment", service)["spec"]["template"]["spec"]
         (init,) = pod["initContainers"]
-        assert init["command"] == ["python", "/opt/stream-setup/ensure_stream.py"]
-        assert init["image"] == pod["containers"][0]["image"]
+        assert init["command"] == ["cardtable-provision"], service
+        assert init["image"] == pod["containers"][0]["image"], service
+        assert variables(init)["NATS_USER"] == "cardtable-provisioner", service
+    # The bot service, which may not read the log, gets no provisioner.
+    bots = one(objects, "Deployment", "bots")["spec"]["template"]["spec"]
+    assert "initContainers" not in bots
+
+
+# --- NATS users, keys and TLS ------------------------------------------------------------------
+
+#: The component whose NATS user each cardtable command connects as.
+NATS_CLIENTS = {
+    "cardtable-table": "table",
+    "cardtable-scoring": "scoring",
+    "cardtable-bots": "bots",
+    "cardtable-provision": "provisioner",
+}
+SECRET_MOUNTS = "/var/run/secrets/cardtable/"
+
+
+def variables(container: Object) -> dict[str, str | None]:
+    """A container's environment variables: the value, or None when it comes from elsewhere."""
+    return {env["name"]: env.get("value") for env in container.get("env", [])}
+
+
+def generated(name: str, base: str) -> bool:
+    """Whether ``name`` is ``base``, or ``base`` with a generator's hash suffix (dev)."""
+    return re.fullmatch(rf"{base}(-[a-z0-9]{{10}})?", name) is not None
+
+
+def mounted_file(workload: Object, container: Object, path: str) -> tuple[str, str] | None:
+    """The (Secret name, key) that ``path`` in ``container`` is, if a Secret volume item."""
+    volumes = {volume["name"]: volume for volume in workload["spec"]["template"]["spec"]["volumes"]}
+    for mount in container.get("volumeMounts", []):
+        directory = mount["mountPath"].rstrip("/") + "/"
+        if not path.startswith(directory):
+            continue
+        secret = volumes[mount["name"]].get("secret")
+        if secret is None:
+            return None
+        for item in secret.get("items", []):
+            if directory + item["path"] == path:
+                return secret["secretName"], item["key"]
+    return None
+
+
+def cardtable_containers(objects: list[Object]) -> Iterator[tuple[Object, Object]]:
+    """(workload, container) for every container running a cardtable command."""
+    for workload in workloads(objects):
+        for container in containers(workload):
+            if container.get("command", [""])[0].startswith("cardtable"):
+                yield workload, container
+
+
+@pytest.mark.parametrize("target", OVERLAYS)
+def test_every_nats_client_connects_as_its_own_user_with_a_mounted_password(target: str) -> None:
+    objects = rendered(target)
+    clients = 0
+    for workload, container in cardtable_containers(objects):
+        where = f"{workload['metadata']['name']}/{container['name']}"
+        env = variables(container)
+        component = NATS_CLIENTS.get(container["command"][0])
+        if component is None:  # the rules service: no NATS at all
+            assert not {"NATS_USER", "NATS_PASSWORD_FILE"} & set(env), where
+            continue
+        clients += 1
+        assert env["NATS_USER"] == f"cardtable-{component}", where
+        assert "NATS_PASSWORD" not in env, f"{where}: a password in the pod spec"
+        path = env["NATS_PASSWORD_FILE"]
+        assert path is not None and path.startswith(SECRET_MOUNTS), where
+        found = mounted_file(workload, container, path)
+        assert found is not None, f"{where}: {path} is not a mounted Secret key"
+        secret, key = found
+        assert generated(secret, f"cardtable-nats-{component}") and key == "password", where
+    assert clients == 5  # table and scoring with their provisioners, bots
+
+
+@pytest.mark.parametrize("target", OVERLAYS)
+def test_nats_servers_get_every_password_auth_conf_names(target: str) -> None:
+    objects = rendered(target)
+    wanted = set(
+        re.findall(r"\$(NATS_\w+_PASSWORD)", config_data(objects, "nats-config")["auth.conf"])
+    )
+    assert len(wanted) == 5
+    (server,) = one(objects, "StatefulSet", "nats")["spec"]["template"]["spec"]["containers"]
+    given = {}
+    for env in server["env"]:
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if env["name"].endswith("_PASSWORD"):
+            given[env["name"]] = (ref["name"], ref["key"])
+    assert set(given) == wanted
+    for name, (secret, key) in given.items():
+        component = name.removeprefix("NATS_").removesuffix("_PASSWORD").lower()
+        assert generated(secret, f"cardtable-nats-{component}") and key == "password", name
+
+
+@pytest.mark.parametrize("target", OVERLAYS)
+def test_only_the_table_service_holds_the_log_keys(target: str) -> None:
+    objects = rendered(target)
+    holders = set()
+    for workload, container in cardtable_containers(objects):
+        where = f"{workload['metadata']['name']}/{container['name']}"
+        env = variables(container)
+        # Never a key in the pod spec itself.
+        assert not {"LOG_SIGNING_KEY", "DEAL_SEALING_KEY"} & set(env), where
+        keys = {name for name in ("LOG_SIGNING_KEY_FILE", "DEAL_SEALING_KEY_FILE") if name in env}
+        if keys:
+            holders.add(where)
+            for name in keys:
+                found = mounted_file(workload, container, env[name] or "")
+                assert found is not None, f"{where}: {name} is not a mounted Secret key"
+                assert generated(found[0], "cardtable-log-keys"), where
+                assert found[1] == name.removesuffix("_FILE"), where
+    assert holders == {"table/server"}
+    # Nor does any other container mount, or any other pod refer to, the keys' Secret.
+    for workload in workloads(objects):
+        pod = workload["spec"]["template"]["spec"]
+        secret_volumes = {
+            volume["name"]
+            for volume in pod.get("volumes", [])
+            if generated(volume.get("secret", {}).get("secretName", ""), "cardtable-log-keys")
+        }
+        for container in containers(workload):
+            where = f"{workload['metadata']['name']}/{container['name']}"
+            mounts = {mount["name"] for mount in container.get("volumeMounts", [])}
+            assert not mounts & secret_volumes or where == "table/server", where
+            for env in container.get("env", []):
+                ref = env.get("valueFrom", {}).get("secretKeyRef", {})
+                if generated(ref.get("name", ""), "cardtable-log-keys"):
+                    assert where == "table/server", where
+    scoring = one(objects, "Deployment", "scoring")
+    (server,) = scoring["spec"]["template"]["spec"]["containers"]
+    found = mounted_file(scoring, server, variables(server)["LOG_VERIFYING_KEYS_FILE"] or "")
+    assert found is not None and generated(found[0], "cardtable-log-verifying-keys")
+
+
+def tls_block(config: str) -> dict[str, str]:
+    """The settings of a NATS configuration's top-level ``tls { ... }`` block (empty if none)."""
+    block = re.search(r"^tls\s*\{(.*?)^\}", config, re.MULTILINE | re.DOTALL)
+    if block is None:
+        return {}
+    return dict(re.findall(r"^\s*(\w+):\s*(\S+)\s*$", block[1], re.MULTILINE))
+
+
+def test_prod_nats_serves_tls_and_clients_verify_it() -> None:
+    objects = rendered("overlays/prod")
+    nats_config = config_data(objects, "nats-config")
+    assert "include ./tls.conf" in nats_config["nats.conf"]
+    # Clients reconnect through the Service, the name the certificate has, never to pod IPs.
+    assert re.search(r"^\s*no_advertise:\s*true\s*$", nats_config["nats.conf"], re.MULTILINE)
+    tls = tls_block(nats_config["tls.conf"])
+    nats = one(objects, "StatefulSet", "nats")
+    (server,) = nats["spec"]["template"]["spec"]["containers"]
+    for setting, key in (("cert_file", "tls.crt"), ("key_file", "tls.key")):
+        assert mounted_file(nats, server, tls[setting]) == ("nats-tls", key), setting
+
+    config = config_data(objects, "cardtable-config")
+    assert config["NATS_URL"].startswith("tls://")
+    ca_file = config["NATS_TLS_CA_FILE"]
+    for workload, container in cardtable_containers(objects):
+        where = f"{workload['metadata']['name']}/{container['name']}"
+        if container["command"][0] not in NATS_CLIENTS:
+            continue
+        # Every client finds the CA where the setting says, and only it: never tls.key.
+        assert mounted_file(workload, container, ca_file) == ("nats-tls", "ca.crt"), where
+        volumes = {v["name"]: v for v in workload["spec"]["template"]["spec"]["volumes"]}
+        for mount in container["volumeMounts"]:
+            secret = volumes[mount["name"]].get("secret", {})
+            if secret.get("secretName") == "nats-tls":
+                assert [item["key"] for item in secret["items"]] == ["ca.crt"], where
+
+
+def test_dev_nats_has_no_tls() -> None:
+    """The dev overlay has no certificate to offer; its clients must not ask for TLS."""
+    objects = rendered("overlays/dev")
+    assert tls_block(config_data(objects, "nats-config")["tls.conf"]) == {}
+    config = config_data(objects, "cardtable-config")
+    assert config["NATS_URL"].startswith("nats://") and "NATS_TLS_CA_FILE" not in config
 
 
 @pytest.mark.parametrize("target", OVERLAYS)
@@ -255,7 +436,9 @@ def references(objects: list[Object], kind: str) -> set[tuple[str, str | None, b
         for volume in pod.get("volumes", []):
             if volume_key in volume:
                 source = volume[volume_key]
-                found.add((source.get("name") or source.get("secretName"), None, False))
+                name = source.get("name") or source.get("secretName")
+                items = source.get("items") or [{"key": None}]
+                found.update((name, item["key"], source.get("optional", False)) for item in items)
     return found
 
 
@@ -275,11 +458,24 @@ def test_dev_generates_its_secrets() -> None:
             continue
         assert name in secrets, name
         assert key is None or key in secrets[name]["data"], (name, key)
-    signing = next(
-        secret for name, secret in secrets.items() if name.startswith("cardtable-secrets-")
-    )
-    key = base64.b64decode(signing["data"]["TOKEN_SIGNING_KEY"]).decode()
+
+    def value(base: str, key: str) -> str:
+        (secret,) = [secret for name, secret in secrets.items() if generated(name, base)]
+        return base64.b64decode(secret["data"][key]).decode()
+
+    key = value("cardtable-secrets", "TOKEN_SIGNING_KEY")
     assert len(key) >= 32 and "dev" in key
+    # Every development value says what it is, the base64 keys once decoded.
+    for component in ("table", "scoring", "bots", "operator", "provisioner"):
+        assert value(f"cardtable-nats-{component}", "password").startswith("dev-only-")
+    signing = value("cardtable-log-keys", "LOG_SIGNING_KEY")
+    sealing = value("cardtable-log-keys", "DEAL_SEALING_KEY")
+    for text in (signing, sealing):
+        assert base64.b64decode(text).startswith(b"dev-only "), text
+    assert BatchSigner.from_text(signing).public_text() == value(
+        "cardtable-log-verifying-keys", "LOG_VERIFYING_KEYS"
+    ), "LOG_VERIFYING_KEYS is not the public key of LOG_SIGNING_KEY"
+    SealingKeys.from_text(sealing)  # a key the table service accepts
 
 
 def test_prod_holds_no_secret_and_names_the_ones_to_create() -> None:
@@ -290,6 +486,18 @@ def test_prod_holds_no_secret_and_names_the_ones_to_create() -> None:
         ("cardtable-secrets", "TOKEN_SIGNING_KEY"),
         ("cardtable-secrets", "TOKEN_PREVIOUS_KEYS"),
         ("cardtable-database", "DATABASE_URL"),
+        ("cardtable-log-keys", "LOG_SIGNING_KEY"),
+        ("cardtable-log-keys", "DEAL_SEALING_KEY"),
+        ("cardtable-log-keys", "LOG_RETIRED_PUBLIC_KEYS"),
+        ("cardtable-log-keys", "DEAL_SEALING_PREVIOUS_KEYS"),
+        ("cardtable-log-verifying-keys", "LOG_VERIFYING_KEYS"),
+        *(
+            (f"cardtable-nats-{component}", "password")
+            for component in ("table", "scoring", "bots", "operator", "provisioner")
+        ),
+        ("nats-tls", "tls.crt"),
+        ("nats-tls", "tls.key"),
+        ("nats-tls", "ca.crt"),
     }
     # The example shows the same names and keys, with placeholders only.
     example = [

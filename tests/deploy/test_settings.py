@@ -19,14 +19,15 @@ RUNTIME_VARIABLES = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "HOME", "PAT
 
 
 def variables_read_by_code() -> set[str]:
-    """Upper-case string literals of the package and the stream set-up: the names it reads."""
-    sources = [
-        *(REPO / "services/cardtable").rglob("*.py"),
-        REPO / "deploy/base/nats/ensure_stream.py",
-    ]
+    """Upper-case string literals of the package: the names it reads.
+
+    A secret (``EnvReader.secret("NAME")``) is also read as ``NAME_FILE``, the file holding it.
+    """
     names: set[str] = set()
-    for source in sources:
-        names.update(re.findall(r"\"([A-Z][A-Z0-9_]{2,})\"", source.read_text()))
+    for source in (REPO / "services/cardtable").rglob("*.py"):
+        text = source.read_text()
+        names.update(re.findall(r"\"([A-Z][A-Z0-9_]{2,})\"", text))
+        names.update(f"{name}_FILE" for name in re.findall(r"\.secret\(\s*\"([A-Z0-9_]+)\"", text))
     return names
 
 

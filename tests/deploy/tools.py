@@ -7,12 +7,15 @@ these checks are never skipped.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +92,31 @@ def console_scripts() -> set[str]:
 
     with open(REPO / "pyproject.toml", "rb") as file:
         return set(tomllib.load(file)["project"].get("scripts", {}))
+
+
+def console_script(name: str) -> str:
+    """The path of the package's own command ``name``, installed beside this interpreter.
+
+    The containers run the command, not the module, so the tests run it the same way.
+    """
+    if name not in console_scripts():
+        pytest.fail(f"pyproject.toml [project.scripts] lacks {name}", pytrace=False)
+    candidate = Path(sys.executable).parent / name
+    if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+        pytest.fail(f"{name} is not installed beside {sys.executable}: run `make install`")
+    return str(candidate)
+
+
+#: What ``docker compose config`` needs to interpolate the file (the required variables).
+COMPOSE_ENV = {"TOKEN_SIGNING_KEY": "compose-test-signing-key-0123456789abcdef"}
+
+
+@cache
+def compose_config() -> dict[str, Any]:
+    """docker-compose.yml resolved by Compose itself (no engine needed); shared, read only."""
+    output = must_pass(
+        [tool("docker-compose"), "--file", "docker-compose.yml", "config", "--format", "json"],
+        env={**COMPOSE_ENV, "COMPOSE_PROJECT_NAME": "cardtable"},
+    )
+    config: dict[str, Any] = json.loads(output)
+    return config

@@ -15,9 +15,13 @@ from cardtable.engine.record import load_record
 from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.reader import LogReader
 from cardtable.eventlog.records import record_from_batches
+from cardtable.platform.log_signing import SIGNATURE_HEADER, batch_sha256
+from cardtable.replay.audit import AuditReport
 from cardtable.replay.session import Viewpoint
 from cardtable.replay.show import show_replay
+from cardtable.table_service.log_security import LogSecurity
 from cardtable.table_service.store import StoredBatch
+from cardtable_api.events.v1 import events_pb2
 from tests.table_service.harness import Cluster, play_to_the_end
 
 GAMES = [("hearts", 4, {"quick": "true"}), ("whist", 3, {}), ("358", 3, {}), ("belote", 4, {})]
@@ -37,20 +41,29 @@ async def test_a_table_waiting_for_players_audits_its_log_only(cluster: Cluster)
     table_id = await cluster.player("host").create("belote", 4)
     await cluster.player("early").join(table_id, 0)
     batches = await _reader(cluster).table(table_id)
-    report = audit_log(table_id, batches)
+    report = _audit(cluster, table_id, batches)
     assert report.ok, [str(problem) for problem in report.problems]
-    assert report.checks["log"] == "passed"
-    assert {check: outcome for check, outcome in report.checks.items() if check != "log"} == {
+    assert report.checks["log"] == report.checks["signatures"] == "passed"
+    assert {
+        check: outcome
+        for check, outcome in report.checks.items()
+        if check not in ("log", "signatures")
+    } == {
         "format": "not run",
         "shuffle": "not run",
         "rules": "not run",
         "results": "not run",
     }
-    assert not audit_log(table_id, batches[:1] + batches[:1]).ok  # its log is still checked
+    assert not _audit(cluster, table_id, batches[:1] + batches[:1]).ok  # its log is checked
 
 
 def _reader(cluster: Cluster) -> LogReader:
     return LogReader(cluster.nats, cluster.parts.app.store)
+
+
+def _audit(cluster: Cluster, table_id: str, batches: list[StoredBatch]) -> AuditReport:
+    """The audit an operator runs, with the table service's published public keys."""
+    return audit_log(table_id, batches, verifier=cluster.parts.app.security.verifier)
 
 
 @pytest.mark.parametrize(("game", "seats", "options"), GAMES)
@@ -59,9 +72,10 @@ async def test_exported_game_replays_from_every_seat_and_audits_clean(
 ) -> None:
     table_id = await _finished_table(cluster, game, seats, options)
     batches = await _reader(cluster).table(table_id)
-    report = audit_log(table_id, batches)
+    report = _audit(cluster, table_id, batches)
     assert report.ok, [str(problem) for problem in report.problems]
-    assert report.checks["log"] == "passed"
+    assert report.checks["log"] == report.checks["signatures"] == "passed"
+    assert report.notes == [f"{len(batches)} batches signed by key {_key_id(cluster)}"]
     assert report.shuffle_proofs == report.deals > 0
     record = load_record(record_from_batches(table_id, [stored.batch for stored in batches]))
     for viewpoint in [
@@ -74,13 +88,35 @@ async def test_exported_game_replays_from_every_seat_and_audits_clean(
         assert "Deal 1" in console.export_text()
 
 
+def _key_id(cluster: Cluster) -> str:
+    return cluster.parts.app.security.signer.key_id
+
+
 def _copy(batches: list[StoredBatch]) -> list[StoredBatch]:
+    """The batches as an attacker with write access to the store would start from."""
     return [
         StoredBatch(
-            type(stored.batch).FromString(stored.batch.SerializeToString()), stored.sequence
+            type(stored.batch).FromString(stored.payload),
+            stored.sequence,
+            stored.payload,
+            dict(stored.headers),
         )
         for stored in batches
     ]
+
+
+def _stored_again(batches: list[StoredBatch]) -> list[StoredBatch]:
+    """The batches with the bytes of each altered one written again from its parsed form."""
+    return [
+        StoredBatch(stored.batch, stored.sequence, stored.batch.SerializeToString(), stored.headers)
+        if stored.batch != type(stored.batch).FromString(stored.payload)
+        else stored
+        for stored in batches
+    ]
+
+
+def _signature_problems(report: AuditReport) -> list[str]:
+    return [str(problem) for problem in report.problems if problem.check == "signatures"]
 
 
 def _events(batches: list[StoredBatch], kind: str) -> list[Any]:
@@ -99,9 +135,19 @@ async def test_tampered_logs_are_caught(cluster: Cluster) -> None:
     ]
     target = plays[20].action_taken
     target.action = "play AS" if target.action != "play AS" else "play KS"
-    report = audit_log(table_id, changed_card)
+    report = _audit(cluster, table_id, _stored_again(changed_card))
     assert not report.ok
     assert report.first is not None and report.first.deal == 1
+    altered = next(
+        stored
+        for stored in changed_card
+        if stored.batch != type(stored.batch).FromString(stored.payload)
+    )
+    named = f"batch at stream sequence {altered.sequence} "
+    # the altered batch fails its signature, and the next one no longer follows it
+    assert _signature_problems(report)[0].startswith(named)
+    assert "does not match" in _signature_problems(report)[0]
+    assert "does not follow" in _signature_problems(report)[1]
 
     changed_score = _copy(clean)
     scored = next(
@@ -112,13 +158,13 @@ async def test_tampered_logs_are_caught(cluster: Cluster) -> None:
     scores = scored.fields["scores"]
     assert isinstance(scores, struct_pb2.ListValue)
     scores.values[0].number_value += 1
-    report = audit_log(table_id, changed_score)
+    report = _audit(cluster, table_id, _stored_again(changed_score))
     assert not report.ok and "scores" in str(report.first)
 
     bad_seed = _copy(clean)
     revealed = _events(bad_seed, "deal_seed_revealed")[0].deal_seed_revealed
     revealed.seed = "00" * 32
-    report = audit_log(table_id, bad_seed)
+    report = _audit(cluster, table_id, _stored_again(bad_seed))
     assert not report.ok and "commitment" in str(report.first)
 
     unrevealed = _copy(clean)
@@ -126,19 +172,57 @@ async def test_tampered_logs_are_caught(cluster: Cluster) -> None:
         kept = [e for e in stored.batch.events if not e.HasField("deal_seed_revealed")]
         del stored.batch.events[:]
         stored.batch.events.extend(kept)
-    report = audit_log(table_id, unrevealed)
-    assert not report.ok and "never revealed" in str(report.first)
+    report = _audit(cluster, table_id, _stored_again(unrevealed))
+    assert not report.ok
+    assert any("never revealed" in str(problem) for problem in report.problems)
 
     missing = _copy(clean)
-    del missing[len(missing) // 2]
-    report = audit_log(table_id, missing)
+    removed = missing.pop(len(missing) // 2)
+    report = _audit(cluster, table_id, missing)
     assert not report.ok
     assert any("missing batch" in str(problem) for problem in report.problems)
+    # the batch after the gap names the removed one as its predecessor
+    follower = f"stream sequence {clean[len(clean) // 2 + 1].sequence}"
+    assert [problem for problem in _signature_problems(report) if follower in problem]
+    assert removed.sequence not in [stored.sequence for stored in missing]
 
     duplicated = _copy(clean)
     duplicated.insert(5, duplicated[4])
-    report = audit_log(table_id, duplicated)
+    report = _audit(cluster, table_id, duplicated)
     assert any("twice" in str(problem) for problem in report.problems)
+    assert any("replayed" in problem for problem in _signature_problems(report))
+
+    reordered = _copy(clean)
+    reordered[6], reordered[7] = reordered[7], reordered[6]
+    report = _audit(cluster, table_id, reordered)
+    assert not report.ok and len(_signature_problems(report)) >= 1
+
+    # a batch written by someone who may publish but holds no signing key
+    forged = _copy(clean)
+    forger = LogSecurity.generate()
+    fake = events_pb2.EventBatch()
+    fake.CopyFrom(forged[-1].batch)
+    fake.table_version += 1
+    fake.previous_batch_sha256 = batch_sha256(forged[-1].payload)
+    payload = fake.SerializeToString()
+    forged.append(
+        StoredBatch(
+            fake,
+            forged[-1].sequence + 1,
+            payload,
+            {SIGNATURE_HEADER: forger.sign(payload)},
+        )
+    )
+    report = _audit(cluster, table_id, forged)
+    assert _signature_problems(report) == [
+        f"batch at stream sequence {forged[-1].sequence} (table version {fake.table_version}): "
+        f"signed by unknown key {forger.signer.key_id!r}"
+    ]
+    unsigned = _copy(clean)
+    unsigned[3] = StoredBatch(unsigned[3].batch, unsigned[3].sequence, unsigned[3].payload, {})
+    assert "is not signed" in _signature_problems(_audit(cluster, table_id, unsigned))[0]
+    no_keys = audit_log(table_id, clean, verifier=None)
+    assert not no_keys.ok and "no public keys" in _signature_problems(no_keys)[0]
 
 
 async def test_export_and_audit_commands(
@@ -147,6 +231,14 @@ async def test_export_and_audit_commands(
     table_id = await _finished_table(cluster, "belote", 4, {})
     monkeypatch.setenv("NATS_URL", nats_url)
     monkeypatch.setenv("EVENT_PREFIX", cluster.names.prefix)
+    monkeypatch.delenv("LOG_VERIFYING_KEYS", raising=False)
+    monkeypatch.delenv("TABLE_ADDRESS", raising=False)
+    assert await _run(cli, ["audit", table_id]) == 1  # no keys: the signatures prove nothing
+    assert "no public keys" in capsys.readouterr().out
+    monkeypatch.setenv("TABLE_ADDRESS", cluster.table_address)  # keys from GetLogKeys
+    assert await _run(cli, ["audit", table_id]) == 0
+    monkeypatch.delenv("TABLE_ADDRESS")
+    monkeypatch.setenv("LOG_VERIFYING_KEYS", cluster.parts.app.security.signer.public_text())
     out = tmp_path / "game.json"
     assert await _run(cli, ["export", table_id, "--out", str(out)]) == 0
     record = json.loads(out.read_text())

@@ -27,7 +27,9 @@ def test_an_action_before_any_deal_and_a_seat_the_table_lacks_do_not_crash() -> 
     record = record_from_batches("t1", batches)
     assert record["deals"] == [] and [seat["seat"] for seat in record["seats"]] == [0, 1, 2, 3]
     report = audit_log(
-        "t1", [StoredBatch(batch, number + 1) for number, batch in enumerate(batches)]
+        "t1",
+        [StoredBatch(batch, number + 1) for number, batch in enumerate(batches)],
+        verifier=None,
     )
     assert not report.ok
     assert any("belongs to t2" in str(problem) for problem in report.problems)

@@ -12,6 +12,7 @@ import asyncpg
 import pytest
 from prometheus_client import CollectorRegistry
 
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.postgres import close_pool
 from cardtable.platform.provisioning import NatsNamespace
@@ -21,7 +22,7 @@ from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import PROJECTION_TABLES
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
 from tests.scoring_service.event_log import create_event_stream
 
@@ -29,11 +30,9 @@ SCHEMA = "scoring"
 
 
 @pytest.fixture
-async def log_names(
-    nats_connection: NatsConnection, nats_namespace: NatsNamespace
-) -> EventLogNames:
+async def log_names(nats_connection: NatsConnection, nats_namespace: NatsNamespace) -> LogNames:
     """This test's events stream, created empty."""
-    names = EventLogNames.from_prefix(nats_namespace.prefix)
+    names = LogNames.from_prefix(nats_namespace.prefix)
     await create_event_stream(nats_connection.jetstream, names)
     return names
 
@@ -49,7 +48,7 @@ async def projection_pool(fresh_database_url: str) -> AsyncIterator[asyncpg.Pool
 
 
 @pytest.fixture
-def consumer_settings(log_names: EventLogNames) -> ConsumerSettings:
+def consumer_settings(log_names: LogNames) -> ConsumerSettings:
     return ConsumerSettings(
         log=log_names,
         consumer_name="scoring",
@@ -83,7 +82,7 @@ async def running_consumer(
     settings = replace(settings, **overrides)  # type: ignore[arg-type]
     consumer = ProjectionConsumer(
         nats.jetstream,
-        ProjectionWriter(pool, settings.log, CommittedState.for_live_consumer()),
+        ProjectionWriter(pool, settings.log, CommittedState.for_live_consumer(), settings.verifier),
         settings,
         ProjectionMetrics(registry or CollectorRegistry()),
     )

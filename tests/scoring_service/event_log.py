@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
-from cardtable.scoring_service.settings import EventLogNames
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import SIGNATURE_HEADER, BatchSigner, batch_sha256
 from cardtable.simulation.event_log import (
     BOT,
     EPOCH,
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-async def create_event_stream(jetstream: JetStreamContext, names: EventLogNames) -> None:
+async def create_event_stream(jetstream: JetStreamContext, names: LogNames) -> None:
     """The events stream as docs/events.md describes it."""
     await jetstream.add_stream(
         api.StreamConfig(
@@ -69,23 +70,41 @@ async def create_event_stream(jetstream: JetStreamContext, names: EventLogNames)
 
 async def publish(
     jetstream: JetStreamContext,
-    names: EventLogNames,
+    names: LogNames,
     batches: Iterable[events_pb2.EventBatch],
     *,
     message_ids: bool = True,
     expect_last_sequence: bool = True,
+    signer: BatchSigner | None = None,
 ) -> list[int]:
     """Append each batch to its table's subject with the table service's headers.
 
     Appends are pipelined (acks awaited at the end), so ``Nats-Expected-Last-Subject-Sequence``
-    is predicted: each new message takes the stream's next sequence.
+    is predicted: each new message takes the stream's next sequence. With ``signer`` each batch
+    is chained to its table's previous one and signed, as the table service writes them.
     """
     next_sequence = (await jetstream.stream_info(names.stream)).state.last_seq + 1
     last_on_subject: dict[str, int] = {}
+    last_digest: dict[str, bytes] = {}
     pending = []
     for batch in batches:
         subject = names.table_subject(batch.table_id)
         headers = {"Cardtable-Schema": str(batch.schema_version)}
+        payload = batch.SerializeToString()
+        if signer is not None:
+            if subject not in last_digest:
+                try:
+                    last_digest[subject] = batch_sha256(
+                        (await jetstream.get_last_msg(names.stream, subject)).data or b""
+                    )
+                except NotFoundError:
+                    last_digest[subject] = b""
+            signed = events_pb2.EventBatch()
+            signed.CopyFrom(batch)
+            signed.previous_batch_sha256 = last_digest[subject]
+            payload = signed.SerializeToString()
+            last_digest[subject] = batch_sha256(payload)
+            headers[SIGNATURE_HEADER] = signer.sign(payload)
         if message_ids:
             headers["Nats-Msg-Id"] = batch.command_id
         if expect_last_sequence:
@@ -99,8 +118,6 @@ async def publish(
             last_on_subject[subject] = next_sequence
             next_sequence += 1
         pending.append(
-            await jetstream.publish_async(
-                subject, batch.SerializeToString(), stream=names.stream, headers=headers
-            )
+            await jetstream.publish_async(subject, payload, stream=names.stream, headers=headers)
         )
     return [ack.seq for ack in await asyncio.gather(*pending)]

@@ -13,6 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cardtable.engine import rating
 from cardtable.platform.grpc_server import RunningServer, start_server
+from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.logging import JsonLogHandler, remove_logging
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
@@ -275,8 +276,12 @@ async def test_the_service_from_its_composition_root(
     consumer_settings: ConsumerSettings,
 ) -> None:
     log = TableLog("belote", people("ann", "bob", "cy", "dee"), seed=300).play()
-    sequences = await publish(nats_connection.jetstream, consumer_settings.log, log.batches)
+    signer = BatchSigner.generate()
+    sequences = await publish(
+        nats_connection.jetstream, consumer_settings.log, log.batches, signer=signer
+    )
     env = {
+        "LOG_VERIFYING_KEYS": signer.public_text(),
         "NATS_URL": nats_url,
         "DATABASE_URL": fresh_database_url,
         "EVENT_PREFIX": nats_namespace.prefix,

@@ -15,10 +15,11 @@ import pytest
 from nats.js import api
 from prometheus_client import CollectorRegistry
 
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.consumer import stored_message
 from cardtable.scoring_service.messages import StoredMessage
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
 from cardtable_api.events.v1 import events_pb2
 from tests.scoring_service.conftest import running_consumer, snapshot, wait_for_position
@@ -222,7 +223,7 @@ async def test_poison_messages_are_set_aside_and_the_rest_goes_on(
 
 
 async def test_a_message_the_database_refuses_is_set_aside_alone(
-    projection_pool: asyncpg.Pool, log_names: EventLogNames
+    projection_pool: asyncpg.Pool, log_names: LogNames
 ) -> None:
     log = TableLog("whist", people("ann", "bob", "cy"), seed=73).play()
     # A deal whose card count no column can hold: the fold accepts it, PostgreSQL does not.
@@ -304,7 +305,7 @@ async def test_a_consumer_left_with_the_old_explicit_ack_policy_is_replaced(
 
 
 async def test_a_broken_schema_stops_the_writer_instead_of_setting_messages_aside(
-    projection_pool: asyncpg.Pool, log_names: EventLogNames
+    projection_pool: asyncpg.Pool, log_names: LogNames
 ) -> None:
     log = TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=74).play()
     messages = [

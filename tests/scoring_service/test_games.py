@@ -12,8 +12,9 @@ import asyncpg
 import pytest
 
 from cardtable.engine import rating
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.settings import ConsumerSettings
 from tests.scoring_service.conftest import running_consumer, wait_for_position
 from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
 
@@ -311,7 +312,7 @@ async def test_players_and_tables_not_yet_finished(
     nats_connection: NatsConnection,
     projection_pool: asyncpg.Pool,
     consumer_settings: ConsumerSettings,
-    log_names: EventLogNames,
+    log_names: LogNames,
 ) -> None:
     running = TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=51)
     running.open_and_start()

@@ -12,23 +12,23 @@ import nats.errors
 import pytest
 from prometheus_client import CollectorRegistry
 
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.settings import SettingsError
-from cardtable.scoring_service import database, page_tokens, projection, settings
+from cardtable.scoring_service import database, page_tokens, projection
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.messages import PoisonMessageError, StoredMessage, decode
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.page_tokens import BadPageTokenError, decode_page_token
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat, seat_changes
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames, ScoringSettings
+from cardtable.scoring_service.settings import ConsumerSettings, ScoringSettings
 from cardtable_api.events.v1 import events_pb2
 
-NAMES = EventLogNames.from_prefix("CARDTABLE")
+NAMES = LogNames.from_prefix("cardtable")
 AT = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(
-    "module", [settings, database, page_tokens, projection], ids=lambda m: m.__name__
-)
+@pytest.mark.parametrize("module", [database, page_tokens, projection], ids=lambda m: m.__name__)
 def test_docstring_examples_pass(module: ModuleType) -> None:
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0
@@ -137,17 +137,22 @@ def test_settings_read_names_and_refuse_bad_values() -> None:
     env = {
         "NATS_URL": "nats://nats:4222",
         "DATABASE_URL": "postgresql://scoring@db/cardtable",
+        "LOG_VERIFYING_KEYS": BatchSigner.generate().public_text(),
         "EVENT_PREFIX": "DEV",
         "SCORING_BATCH_SIZE": "64",
     }
     read = ScoringSettings.from_env(env)
-    assert read.consumer.log == EventLogNames("DEV_EVENTS", "dev")
+    assert read.consumer.log == LogNames("DEV")
+    assert (read.consumer.log.stream, read.consumer.log.table_subject("1")) == (
+        "DEV_EVENTS",
+        "DEV.table.1",
+    )
     assert (read.consumer.consumer_name, read.consumer.schema) == ("scoring", "scoring")
     assert read.consumer.batch_size == 64
     with pytest.raises(SettingsError) as caught:
         ScoringSettings.from_env(
             {
-                "EVENT_PREFIX": "a.b",
+                "EVENT_PREFIX": "a b",
                 "SCORING_SCHEMA": "Bad-Schema",
                 "SCORING_ACK_WAIT_SECONDS": "0",
             }

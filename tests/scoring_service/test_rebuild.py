@@ -10,6 +10,7 @@ import pytest
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
@@ -17,7 +18,7 @@ from cardtable.scoring_service.log_reading import read_log_elsewhere
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, StreamReplacedError, read_position
 from cardtable_api.events.v1 import events_pb2
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
@@ -202,7 +203,7 @@ def test_event_batches_of_the_fixture_log_are_whole() -> None:
 
 
 async def test_a_reader_process_that_fails_says_why(nats_url: str) -> None:
-    missing = EventLogNames.from_prefix("NO_SUCH_LOG")
+    missing = LogNames.from_prefix("NO_SUCH_LOG")
     with pytest.raises(RuntimeError, match="the log reader failed"):
         async for _chunk in read_log_elsewhere(nats_url, missing, until=10, chunk=5):
             pass
@@ -211,7 +212,7 @@ async def test_a_reader_process_that_fails_says_why(nats_url: str) -> None:
 async def test_a_live_writer_that_another_writer_overtook_reads_the_schema_again(
     nats_connection: NatsConnection,
     projection_pool: asyncpg.Pool,
-    log_names: EventLogNames,
+    log_names: LogNames,
     fresh_database_url: str,
 ) -> None:
     """Two live writers take turns on one schema (a second consumer started by mistake, say):
@@ -237,7 +238,7 @@ async def test_a_live_writer_that_another_writer_overtook_reads_the_schema_again
     assert await projection_pool.fetchval(finished) == 8
 
 
-async def stored(js: JetStreamContext, names: EventLogNames, sequence: int) -> StoredMessage:
+async def stored(js: JetStreamContext, names: LogNames, sequence: int) -> StoredMessage:
     """The stream's message at ``sequence``, as the consumer hands it to the writer."""
     message = await js.get_msg(names.stream, sequence)
     assert message.subject is not None and message.data is not None

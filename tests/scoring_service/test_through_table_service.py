@@ -17,12 +17,18 @@ import pytest
 
 from cardtable.cli.main import main as cli
 from cardtable.engine import rating
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_api.table.v1 import table_pb2
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
-from tests.table_service.harness import play_to_the_end, running_rules, running_table_service
+from tests.table_service.harness import (
+    log_security,
+    play_to_the_end,
+    running_rules,
+    running_table_service,
+)
 
 GAMES = [
     ("hearts", 4, {"quick": "true"}),
@@ -60,11 +66,12 @@ async def test_a_game_played_through_the_table_service_is_scored_and_rated(
         )
         last = await cluster.subject_sequence(table_id)
     settings = ConsumerSettings(
-        log=EventLogNames.from_prefix(nats_namespace.prefix),
+        log=LogNames.from_prefix(nats_namespace.prefix),
         consumer_name="scoring",
         schema=SCHEMA,
         batch_size=256,
         ack_wait_seconds=2.0,
+        verifier=log_security(nats_namespace.prefix).verifier,
     )
     async with running_consumer(nats_connection, projection_pool, settings):
         await wait_for_position(projection_pool, settings.log.stream, last)
@@ -119,17 +126,25 @@ async def test_rebuild_command_matches_the_live_projection(
             await play_to_the_end(table_id, players, random.Random(game))
         last = (await nats_connection.jetstream.stream_info(cluster.names.stream)).state.last_seq
     settings = ConsumerSettings(
-        log=EventLogNames.from_prefix(nats_namespace.prefix),
+        log=LogNames.from_prefix(nats_namespace.prefix),
         consumer_name="scoring",
         schema=SCHEMA,
         batch_size=256,
         ack_wait_seconds=2.0,
+        verifier=log_security(nats_namespace.prefix).verifier,
     )
     async with running_consumer(nats_connection, projection_pool, settings):
         await wait_for_position(projection_pool, settings.log.stream, last)
     monkeypatch.setenv("NATS_URL", nats_url)
     monkeypatch.setenv("DATABASE_URL", fresh_database_url)
     monkeypatch.setenv("EVENT_PREFIX", nats_namespace.prefix)
+    monkeypatch.delenv("LOG_VERIFYING_KEYS", raising=False)
+    monkeypatch.delenv("TABLE_ADDRESS", raising=False)
+    refused = await asyncio.to_thread(cli, ["rebuild", "--schema", "rebuilt"])
+    assert refused == 2  # without the public keys a rebuild would take forgeries in
+    monkeypatch.setenv(
+        "LOG_VERIFYING_KEYS", log_security(nats_namespace.prefix).signer.public_text()
+    )
     code = await asyncio.to_thread(
         cli, ["rebuild", "--schema", "rebuilt", "--compare-with", SCHEMA]
     )

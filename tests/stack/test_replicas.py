@@ -10,16 +10,16 @@ import grpc
 import pytest
 
 from cardtable.eventlog.audit import audit_log
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable.stack.processes import ServiceProcess, start
 from cardtable.table_service.auth import TokenCodec
-from cardtable.table_service.main import EventNames
 from cardtable.table_service.store import EventStore
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
-from tests.table_service.harness import SIGNING_KEY
+from tests.table_service.harness import SIGNING_KEY, log_security
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -44,7 +44,12 @@ async def test_two_table_and_two_bot_replicas_finish_a_set_of_games(
     }
     services: list[ServiceProcess] = []
     try:
-        tables = [await start("table", {**base, "RULES_ADDRESS": rules_address}) for _ in range(2)]
+        table_settings = {
+            **base,
+            **log_security(nats_namespace.prefix).environment(),
+            "RULES_ADDRESS": rules_address,
+        }
+        tables = [await start("table", table_settings) for _ in range(2)]
         services.extend(tables)
         for index in range(2):
             services.append(
@@ -93,11 +98,13 @@ async def test_two_table_and_two_bot_replicas_finish_a_set_of_games(
                     break
                 await asyncio.sleep(1)
             assert statuses == ["finished"] * len(TABLES)
-        names = EventNames(nats_namespace.prefix)
-        store = EventStore(nats_connection.jetstream, names.stream, names.prefix)
+        names = LogNames.from_prefix(nats_namespace.prefix)
+        store = EventStore(nats_connection.jetstream, names)
         for table_id in table_ids:
             batches = [stored async for stored in store.read(table_id)]
-            report = audit_log(table_id, batches)
+            report = audit_log(
+                table_id, batches, verifier=log_security(nats_namespace.prefix).verifier
+            )
             assert report.ok, [str(problem) for problem in report.problems]
             timed_out = [
                 event

@@ -9,7 +9,9 @@ scoring service itself and compares every printed leaderboard row with its answe
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import sys
 from pathlib import Path
 
 import grpc
@@ -27,7 +29,7 @@ async def test_demonstration_prints_what_the_scoring_service_says(tmp_path: Path
     printed: list[str] = []
 
     def say(message: object) -> None:
-        console.print(message)
+        console.print(message, soft_wrap=True)  # as ``cardtable run`` prints
         printed.append(console.export_text(clear=True))
 
     stop = asyncio.Event()
@@ -62,6 +64,32 @@ async def test_demonstration_prints_what_the_scoring_service_says(tmp_path: Path
                     for entry in reply.entries
                 ]
                 assert [row for row in rows if row[0] == game] == answered
+        await _the_printed_audit_passes(text)
     finally:
         stop.set()
         assert await asyncio.wait_for(task, 60) == 0
+
+
+async def _the_printed_audit_passes(text: str) -> None:
+    """The audit command the stack prints runs as shown: as the operator's NATS user on the
+    embedded server (anonymous connections are refused there), with the public keys."""
+    line = next(line for line in text.splitlines() if "or audit it:" in line)
+    words = line.split("or audit it:", 1)[1].split()
+    env = dict(word.split("=", 1) for word in words if "=" in word and word[0].isupper())
+    table_id = words[-1]
+    if not os.environ.get("NATS_URL"):
+        assert "NATS admits only each component's own user" in text
+        assert env["NATS_USER"] == "cardtable-operator" and env["NATS_PASSWORD"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cardtable.cli.main",
+        "audit",
+        table_id,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await process.communicate()
+    assert process.returncode == 0, output.decode()
+    assert "signatures" in output.decode()

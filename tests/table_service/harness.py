@@ -19,18 +19,33 @@ from prometheus_client import CollectorRegistry
 
 from cardtable.client.views import random_legal_action
 from cardtable.platform.grpc_server import start_server
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_streams import STREAM_CONFIG_INVALID
 from cardtable.platform.nats import NatsConnection, connect_nats
+from cardtable.platform.nats_access import TABLE
+from cardtable.platform.settings import NatsCredentials
 from cardtable.rules_service.main import rules_service
 from cardtable.table_service.auth import BOT, PERSON, TokenCodec
 from cardtable.table_service.commands import Environment
-from cardtable.table_service.main import EventNames, TableServiceParts, table_service_parts
+from cardtable.table_service.log_security import LogSecurity
+from cardtable.table_service.main import TableServiceParts, table_service_parts
 from cardtable.table_service.rules_pipeline import PipelinedRules
-from cardtable.table_service.store import STREAM_CONFIG_INVALID
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 SIGNING_KEY = "test-signing-key-0123456789abcdef0123456789"
+#: One deployment's log keys per event prefix: every replica of a test shares them.
+_LOG_SECURITY: dict[str, LogSecurity] = {}
+
+
+def log_security(prefix: str) -> LogSecurity:
+    """The keys of the deployment under ``prefix`` (made on first use)."""
+    if prefix not in _LOG_SECURITY:
+        _LOG_SECURITY[prefix] = LogSecurity.generate()
+    return _LOG_SECURITY[prefix]
+
+
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
 
 
@@ -40,7 +55,7 @@ class Cluster:
 
     table_address: str
     rules_address: str
-    names: EventNames
+    names: LogNames
     tokens: TokenCodec
     parts: TableServiceParts
     nats: NatsConnection
@@ -87,16 +102,23 @@ async def running_table_service(
     environment: Environment | None = None,
     *,
     republish: bool = True,
+    credentials: NatsCredentials | None = None,
 ) -> AsyncIterator[Cluster]:
     """The table service in-process; ``republish=False`` has its NATS connection refuse stream
-    updates as NATS 2.9 does, so that a stream made without republishing stays so."""
-    connection = await connect_nats(nats_url, name="table-under-test")
+    updates as NATS 2.9 does, so that a stream made without republishing stays so.
+    ``credentials`` name its NATS user on a server with authorization."""
+    connection = await connect_nats(
+        nats_url,
+        name="table-under-test",
+        credentials=credentials,
+        inbox_prefix=LogNames.from_prefix(prefix).inbox_prefix(TABLE) if credentials else None,
+    )
     if not republish:
         connection.jetstream.update_stream = _refuse_like_nats_2_9  # type: ignore[method-assign]
     rules_channel = grpc.aio.insecure_channel(rules_address)
     rules = PipelinedRules(rules_channel)  # what the service's composition root uses
     tokens = TokenCodec(SIGNING_KEY)
-    names = EventNames(prefix)
+    names = LogNames.from_prefix(prefix)
     registry = CollectorRegistry()
     try:
         async with table_service_parts(
@@ -107,6 +129,7 @@ async def running_table_service(
             names,
             environment,
             registry=registry,
+            security=log_security(prefix),
         ) as parts:
             server = await start_server([parts.service()], port=0, host="127.0.0.1")
             cluster = Cluster(

@@ -20,7 +20,12 @@ CLIENTS = 50
 
 
 async def _log(cluster: Cluster, table_id: str) -> list[events_pb2.EventBatch]:
-    return [stored.batch async for stored in cluster.parts.app.store.read(table_id)]
+    """The table's batches as the servers see them: sealed events opened."""
+    security = cluster.parts.app.security
+    return [
+        security.opened(table_id, stored.batch)
+        async for stored in cluster.parts.app.store.read(table_id)
+    ]
 
 
 def _assert_no_gap_no_duplicate(batches: list[events_pb2.EventBatch]) -> None:

@@ -16,9 +16,9 @@ from nats.aio.msg import Msg
 from nats.js import api
 from nats.js.errors import APIError
 
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.provisioning import NatsNamespace
-from cardtable.table_service.main import EventNames
 from cardtable.table_service.store import SEQUENCE_HEADER, WRONG_LAST_SEQUENCE, EventStore
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
@@ -89,7 +89,7 @@ async def test_a_stream_made_before_republishing_is_updated_where_nats_can(
     nats_connection: NatsConnection, nats_namespace: NatsNamespace
 ) -> None:
     js = nats_connection.jetstream
-    store = EventStore(js, nats_namespace.stream("EVENTS"), nats_namespace.prefix)
+    store = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
     await js.add_stream(_old_stream_config(store))
     await store.ensure_stream()
     await store.ensure_stream()  # once it republishes, nothing changes
@@ -108,7 +108,7 @@ async def test_a_stream_made_before_republishing_is_updated_where_nats_can(
     subscription = await nats_connection.client.subscribe(store.stored_subject("t1"), cb=on_message)
     try:
         batch = events_pb2.EventBatch(table_id="t1", command_id="c1", table_version=1)
-        appended = await store.append("t1", batch, 0)
+        appended = await store.append("t1", batch.command_id, batch.SerializeToString(), 0)
         with pytest.raises(APIError):  # a second append at the same place is refused
             await js.publish(
                 store.subject("t1"),
@@ -129,11 +129,7 @@ async def test_a_watch_on_a_stream_that_cannot_republish_still_skips_refused_app
 ) -> None:
     """What a NATS 2.9 server with a stream of an earlier version leaves: live messages are
     only hints, and the watch reads the log for what was stored."""
-    store = EventStore(
-        nats_connection.jetstream,
-        EventNames(nats_namespace.prefix).stream,
-        nats_namespace.prefix,
-    )
+    store = EventStore(nats_connection.jetstream, LogNames.from_prefix(nats_namespace.prefix))
     await nats_connection.jetstream.add_stream(_old_stream_config(store))
     async with (
         running_rules() as rules_address,

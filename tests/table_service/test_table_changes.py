@@ -7,10 +7,16 @@ import asyncio
 import pytest
 from nats.js import api
 
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.errors import DependencyUnavailableError
-from cardtable.table_service.store import ORIGIN_HEADER, AppendConflictError, EventStore
+from cardtable.table_service.store import (
+    ORIGIN_HEADER,
+    AppendConflictError,
+    AppendResult,
+    EventStore,
+)
 from cardtable.table_service.table_changes import TableChanges
 from cardtable_api.events.v1 import events_pb2
 
@@ -23,15 +29,18 @@ def _batch(version: int, command_id: str = "") -> events_pb2.EventBatch:
     )
 
 
+async def _append(store: EventStore, batch: events_pb2.EventBatch, expected: int) -> AppendResult:
+    return await store.append("t1", batch.command_id, batch.SerializeToString(), expected)
+
+
 async def test_other_processes_appends_wake_watchers_and_own_ones_do_not(
     nats_connection: NatsConnection, nats_namespace: NatsNamespace
 ) -> None:
     client, js = nats_connection.client, nats_connection.jetstream
-    stream = nats_namespace.stream("EVENTS")
-    mine = EventStore(js, stream, nats_namespace.prefix)
+    mine = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
     await mine.ensure_stream()
     assert mine.republishes
-    other_replica = EventStore(js, stream, nats_namespace.prefix)
+    other_replica = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
     changes = TableChanges(client, mine)
 
     async def settle() -> None:
@@ -39,17 +48,17 @@ async def test_other_processes_appends_wake_watchers_and_own_ones_do_not(
         await asyncio.sleep(SETTLE_SECONDS)
 
     async with changes.watching("t1") as first, changes.watching("t1") as second:
-        await mine.append("t1", _batch(1), 0)  # own append: the application announces it
+        await _append(mine, _batch(1), 0)  # own append: the application announces it
         await settle()
         assert not first.is_set() and changes.latest("t1") == 0
         last = await mine.last("t1")
         assert last is not None
-        await other_replica.append("t1", _batch(2), last.sequence)
+        await _append(other_replica, _batch(2), last.sequence)
         await settle()
         assert first.is_set() and second.is_set() and changes.latest("t1") == 2
         first.clear()
         with pytest.raises(AppendConflictError):  # the loser of a conflict is no change
-            await other_replica.append("t1", _batch(3, "loser"), last.sequence)
+            await _append(other_replica, _batch(3, "loser"), last.sequence)
         await settle()
         assert not first.is_set() and changes.latest("t1") == 2
         # An older version than known (a late copy) is no news; an unreadable one is ignored.
@@ -72,7 +81,7 @@ async def test_without_republishing_every_message_is_a_hint_that_wakes(
     """On a stream that cannot republish, a refused append's version may run ahead of the
     log: the stored batch of that version, arriving after it, must wake the watchers too."""
     client, js = nats_connection.client, nats_connection.jetstream
-    store = EventStore(js, nats_namespace.stream("EVENTS"), nats_namespace.prefix)
+    store = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
     await js.add_stream(api.StreamConfig(name=store.stream, subjects=[store.subject("*")]))
     assert not store.republishes  # ensure_stream was not called: nothing known
     changes = TableChanges(client, store)
@@ -97,7 +106,8 @@ async def test_watching_without_nats_is_unavailable(
 ) -> None:
     connection = await connect_nats(nats_url, name="pytest-closed")
     await connection.close()
-    changes = TableChanges(connection.client, EventStore(nats_connection.jetstream, "S", "x"))
+    store = EventStore(nats_connection.jetstream, LogNames.from_prefix("x"))
+    changes = TableChanges(connection.client, store)
     with pytest.raises(DependencyUnavailableError, match="event store"):
         async with changes.watching("t1"):
             pass  # pragma: no cover

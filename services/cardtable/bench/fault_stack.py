@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardtable.bench.fault_servers import KeptServer, KeptServerError
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.server_process import free_port
-from cardtable.scoring_service.settings import EventLogNames
 from cardtable.stack.processes import ServiceProcess, respawn, spawn, wait_healthy
 from cardtable.table_service.auth import TokenCodec
+from cardtable.table_service.log_security import LogSecurity
 
 SERVICES = ("rules", "table", "scoring", "bots")
 #: A restarted service that is not healthy after this long is recorded as never recovered.
@@ -54,10 +55,12 @@ class FaultStack:
     services: dict[str, ServiceProcess]
     prefix: str
     tokens: TokenCodec
+    #: The table service's log keys: the audit and the rebuild check signatures with them.
+    log_keys: LogSecurity
 
     @property
-    def log_names(self) -> EventLogNames:
-        return EventLogNames.from_prefix(self.prefix)
+    def log_names(self) -> LogNames:
+        return LogNames.from_prefix(self.prefix)
 
     @property
     def table_address(self) -> str:
@@ -100,6 +103,7 @@ class FaultStack:
 async def fault_stack(log_dir: Path, data_dir: Path) -> AsyncIterator[FaultStack]:
     """Start the servers, then the four services at once; stop everything on the way out."""
     key = secrets.token_hex(32)
+    log_keys = LogSecurity.generate()
     prefix = f"faults{secrets.token_hex(4)}"
     await asyncio.to_thread(log_dir.mkdir, parents=True, exist_ok=True)
     nats, postgres = KeptServer("nats", data_dir), KeptServer("postgres", data_dir)
@@ -122,9 +126,12 @@ async def fault_stack(log_dir: Path, data_dir: Path) -> AsyncIterator[FaultStack
         # All four start at once (each waits for what it needs), which halves the start-up.
         for name in SERVICES:
             services[name] = spawn(
-                name, common, grpc_port=ports[name], log_path=log_dir / f"{name}.log"
+                name,
+                {**common, **log_keys.service_environment(name)},
+                grpc_port=ports[name],
+                log_path=log_dir / f"{name}.log",
             )
-        stack = FaultStack(nats, postgres, services, prefix, TokenCodec(key))
+        stack = FaultStack(nats, postgres, services, prefix, TokenCodec(key), log_keys)
         for service in services.values():
             await wait_healthy(service, HEALTHY_LIMIT_SECONDS)
         yield stack

@@ -21,8 +21,8 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, NotFoundError
 
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.logging import get_logger
-from cardtable.scoring_service.settings import EventLogNames
 from cardtable.scoring_service.writer import read_position
 from cardtable_api.events.v1 import events_pb2
 
@@ -52,7 +52,7 @@ class Seen:
 class LogWatch:
     """Follows the event stream in the background; answers "what was stored after time t"."""
 
-    def __init__(self, jetstream: JetStreamContext, log: EventLogNames) -> None:
+    def __init__(self, jetstream: JetStreamContext, log: LogNames) -> None:
         self._js = jetstream
         self._log = log
         self.seen: list[Seen] = []

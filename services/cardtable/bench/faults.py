@@ -35,6 +35,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import asyncpg
@@ -56,13 +57,13 @@ from cardtable.bench.fault_report import (
 from cardtable.bench.fault_stack import LIVE_SCHEMA, FaultStack, Restart, fault_stack
 from cardtable.bench.fault_watch import LogWatch, ProjectionPosition
 from cardtable.eventlog.audit import audit_log
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.logging import get_logger
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.log_reading import read_log
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
-from cardtable.scoring_service.settings import EventLogNames
 from cardtable.table_service.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2_grpc
@@ -323,7 +324,9 @@ async def _verify(
         events = [event for stored in batches for event in stored.batch.events]
         report.games_started += any(event.HasField("game_started") for event in events)
         report.games_finished += any(event.HasField("game_finished") for event in events)
-        audit = await asyncio.to_thread(audit_log, table_id, batches)
+        audit = await asyncio.to_thread(
+            partial(audit_log, verifier=stack.log_keys.verifier), table_id, batches
+        )
         report.tables_audited += 1
         if not audit.ok:
             first = audit.first
@@ -335,6 +338,7 @@ async def _verify(
         names,
         schema=REBUILD_SCHEMA,
         reader_nats_url=stack.nats.url,
+        verifier=stack.log_keys.verifier,
     )
     async with pool.acquire() as database:
         comparisons = await compare_projections(database, LIVE_SCHEMA, REBUILD_SCHEMA)
@@ -345,7 +349,7 @@ async def _verify(
 
 
 async def read_tables(
-    connection: NatsConnection, names: EventLogNames, last_sequence: int
+    connection: NatsConnection, names: LogNames, last_sequence: int
 ) -> dict[str, list[StoredBatch]]:
     """Every table's batches up to ``last_sequence``, read in one pass over the stream."""
     logs: dict[str, list[StoredBatch]] = defaultdict(list)
@@ -358,5 +362,12 @@ async def read_tables(
                 batch = events_pb2.EventBatch()
                 batch.ParseFromString(message.data)
                 table_id = names.table_id_of(message.subject) or batch.table_id
-                logs[table_id].append(StoredBatch(batch=batch, sequence=message.sequence))
+                logs[table_id].append(
+                    StoredBatch(
+                        batch=batch,
+                        sequence=message.sequence,
+                        payload=message.data,
+                        headers=message.headers,
+                    )
+                )
     return logs

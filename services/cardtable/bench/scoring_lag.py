@@ -54,8 +54,8 @@ from cardtable.bench.system import (
     CpuMeter,
     wait_for_projection,
 )
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
-from cardtable.scoring_service.settings import EventLogNames
 from cardtable.simulation.event_log import TableTemplate
 from cardtable.table_service.store import EventStore
 
@@ -107,7 +107,7 @@ def arrival_times(count: int, seconds: float) -> list[float]:
 
 async def paced_append(
     js: JetStreamContext,
-    names: EventLogNames,
+    names: LogNames,
     messages: Iterator[LogMessage],
     times: Sequence[float],
     progress: Progress,
@@ -202,12 +202,12 @@ async def projection_lag_at_rate(
     schedule = log_schedule(pool, games_for_messages(pool, warm_up + count))
     progress("lag: starting the scoring service", 0, 1)
     async with system_stack(log_dir, services=("scoring",), prefix_stem="lag") as stack:
-        names = EventLogNames.from_prefix(stack.prefix)  # as the service reads EVENT_PREFIX
+        names = LogNames.from_prefix(stack.prefix)  # as the service reads EVENT_PREFIX
         log = log_messages(itertools.islice(schedule, warm_up + count), names)
         connection = await connect_nats(stack.nats_url, name="bench-scoring-lag")
         try:
             js = connection.jetstream
-            await EventStore(js, names.stream, names.subject_prefix).ensure_stream()
+            await EventStore(js, names).ensure_stream()
             await wait_for_consumer(js, names.stream)
             progress("lag: starting the scoring service", 1, 1)
             await _warm_up(stack, js, names, itertools.islice(log, warm_up), warm_up, progress)
@@ -222,7 +222,7 @@ async def projection_lag_at_rate(
 async def _warm_up(
     stack: SystemStack,
     js: JetStreamContext,
-    names: EventLogNames,
+    names: LogNames,
     messages: Iterator[LogMessage],
     count: int,
     progress: Progress,
@@ -245,7 +245,7 @@ async def _warm_up(
 async def _measure(
     stack: SystemStack,
     js: JetStreamContext,
-    names: EventLogNames,
+    names: LogNames,
     messages: Iterator[LogMessage],
     count: int,
     rate: float,

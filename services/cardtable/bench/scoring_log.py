@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from nats.js import JetStreamContext
 
+from cardtable.platform.log_names import LogNames
 from cardtable.scoring_service.messages import KNOWN_SCHEMA_VERSION, SCHEMA_HEADER
-from cardtable.scoring_service.settings import EventLogNames
 from cardtable.simulation.event_log import (
     TableCopy,
     TableTemplate,
@@ -119,7 +119,7 @@ class LogMessage:
 
 
 def log_messages(
-    schedule: Iterable[tuple[TableCopy, int]], names: EventLogNames
+    schedule: Iterable[tuple[TableCopy, int]], names: LogNames
 ) -> Iterator[LogMessage]:
     """The schedule as messages for a fresh stream, appended in order.
 
@@ -144,7 +144,7 @@ def log_messages(
 
 async def append_log(
     js: JetStreamContext,
-    names: EventLogNames,
+    names: LogNames,
     messages: Iterable[LogMessage],
     count: int,
     progress: Progress,

@@ -54,6 +54,7 @@ from cardtable.bench.scoring_log import (
     log_schedule,
 )
 from cardtable.platform.dev_servers import async_dev_servers
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
@@ -62,7 +63,7 @@ from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
-from cardtable.scoring_service.settings import ConsumerSettings, EventLogNames
+from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
 from cardtable.simulation.event_log import TableCopy, TableTemplate
 from cardtable.table_service.store import EventStore
@@ -112,7 +113,7 @@ async def fresh_database(server_url: str) -> AsyncIterator[str]:
 
 async def publish_log(
     nats_url: str,
-    names: EventLogNames,
+    names: LogNames,
     schedule: Iterator[tuple[TableCopy, int]],
     messages: int,
     progress: Progress,
@@ -121,7 +122,7 @@ async def publish_log(
     connection = await connect_nats(nats_url, name="bench-scoring-publisher")
     try:
         js = connection.jetstream
-        await EventStore(js, names.stream, names.subject_prefix).ensure_stream()
+        await EventStore(js, names).ensure_stream()
         log = log_messages(schedule, names)
         return await append_log(
             js, names, log, messages, progress, "appending the log to JetStream"
@@ -185,7 +186,7 @@ async def plain_insert_rates(
 async def live_rate(
     nats_url: str,
     database_url: str,
-    names: EventLogNames,
+    names: LogNames,
     last_sequence: int,
     events: int,
     progress: Progress,
@@ -259,7 +260,7 @@ async def scoring_rates(
     for copy, index in log_schedule(pool, games):
         messages += 1
         events += len(copy.template.events[index])
-    names = EventLogNames.from_prefix(f"BENCH{secrets.token_hex(3).upper()}")
+    names = LogNames.from_prefix(f"BENCH{secrets.token_hex(3).upper()}")
     async with bench_servers() as servers, fresh_database(servers.database_url) as database_url:
         last_sequence = await publish_log(
             servers.nats_url, names, log_schedule(pool, games), messages, progress

@@ -18,6 +18,7 @@ from cardtable.platform.dev_servers import async_dev_servers
 from cardtable.platform.provisioning import create_database, drop_database
 from cardtable.stack.processes import ServiceProcess, start
 from cardtable.table_service.auth import TokenCodec
+from cardtable.table_service.log_security import LogSecurity
 
 #: The order services start in: each one needs the ones before it.
 SERVICES = ("rules", "table", "scoring", "bots")
@@ -61,6 +62,7 @@ async def system_stack(
     ``extra_settings`` adds environment variables per service name (``{"bots": {...}}``).
     """
     key = secrets.token_hex(32)
+    log_keys = LogSecurity.generate()
     prefix = f"{prefix_stem}{secrets.token_hex(3)}"
     needs_postgres = bool(NEEDS_POSTGRES & set(services))
     async with contextlib.AsyncExitStack() as stack:
@@ -89,6 +91,7 @@ async def system_stack(
                 "NATS_URL": nats_url,
                 "DATABASE_URL": database_url,
                 "TOKEN_SIGNING_KEY": key,
+                **log_keys.service_environment(name),
                 "EVENT_PREFIX": prefix,
                 "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
                 "TABLE_ADDRESS": started["table"].address if "table" in started else "",

@@ -26,15 +26,17 @@ from prometheus_client import CollectorRegistry
 from cardtable.bot_service.claims import SeatClaims
 from cardtable.bot_service.metrics import BotMetrics
 from cardtable.bot_service.requests import SeatRequests
-from cardtable.bot_service.settings import BotNames, BotServiceSettings, BotTuning
+from cardtable.bot_service.settings import BotServiceSettings, BotTuning
 from cardtable.bot_service.supervisor import BotSupervisor
 from cardtable.bot_service.table_client import BotCredentials, TableClient
 from cardtable.bots.registry import strategy_by_name
 from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import RunningServer, serve
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
-from cardtable.platform.nats import connect_nats
+from cardtable.platform.nats import connect_nats_from_settings
+from cardtable.platform.nats_access import BOTS
 from cardtable.table_service.auth import TokenCodec
 
 
@@ -55,7 +57,7 @@ async def bot_service_parts(
     jetstream: JetStreamContext,
     table_channel: grpc.aio.Channel,
     tokens: TokenCodec,
-    names: BotNames,
+    names: LogNames,
     tuning: BotTuning,
     default_strategy: str,
     registry: CollectorRegistry | None = None,
@@ -76,7 +78,7 @@ async def bot_service_parts(
         reclaim_grace_seconds=tuning.reclaim_grace_seconds,
     )
     requests = SeatRequests(
-        nats_client, names.requests_subject, names.requests_queue_group, supervisor.on_request
+        nats_client, names.bot_requests, names.bot_queue_group, supervisor.on_request
     )
     # Listen first, then scan: a request sent meanwhile is either heard or found by the scan.
     await requests.start()
@@ -99,7 +101,12 @@ async def run(
     configure_logging(settings.server.log_level, service="bots")
     log = get_logger("cardtable.bots", replica_id=settings.tuning.replica_id)
     registry = new_registry()
-    connection = await connect_nats(settings.nats.url, name="bot-service", logger=log)
+    connection = await connect_nats_from_settings(
+        settings.nats,
+        name="bot-service",
+        inbox_prefix=settings.names.inbox_prefix(BOTS),
+        logger=log,
+    )
     channel = grpc.aio.insecure_channel(settings.table_address)
     try:
         async with bot_service_parts(

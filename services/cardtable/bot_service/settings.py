@@ -1,14 +1,10 @@
-"""The bot service's settings and the NATS names it shares with the table service.
+"""The bot service's settings.
 
 Required: ``NATS_URL``, ``TABLE_ADDRESS`` (host:port of the table service's gRPC API) and
 ``TOKEN_SIGNING_KEY`` (the table service's key: the bot service signs its own bot tokens).
 Optional: ``EVENT_PREFIX`` (default ``cardtable``), ``BOT_STRATEGY`` (the strategy for tables
 that name none or one this build does not know: ``random``, ``rules`` (default) or ``search``),
 ``GRPC_PORT``, ``METRICS_PORT``, ``LOG_LEVEL`` and the tuning knobs below.
-
-    >>> names = BotNames("t0a1b2c3d")
-    >>> names.requests_subject, names.claims_bucket
-    ('t0a1b2c3d.bots.requests', 't0a1b2c3d_BOT_SEATS')
 """
 
 from __future__ import annotations
@@ -21,34 +17,16 @@ from dataclasses import dataclass
 from typing import Self
 
 from cardtable.bots.registry import STRATEGY_NAMES
-from cardtable.platform.settings import EnvReader, NatsSettings, ServerSettings, load
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.settings import (
+    EnvReader,
+    NatsSettings,
+    ServerSettings,
+    load,
+    read_event_prefix,
+)
 
 DEFAULT_STRATEGY = "rules"
-
-
-@dataclass(frozen=True)
-class BotNames:
-    """Subjects and buckets derived from the event prefix, as the table service derives them.
-
-    The table service publishes seat requests on ``{prefix}.bots.requests`` (its
-    ``EventNames.bot_requests``); bucket names replace the characters NATS forbids in stream
-    names the way its own buckets do. A test pins the two together.
-    """
-
-    prefix: str
-
-    @property
-    def requests_subject(self) -> str:
-        return f"{self.prefix}.bots.requests"
-
-    @property
-    def requests_queue_group(self) -> str:
-        """Replicas share one queue group: each request reaches one of them."""
-        return f"{self.prefix}-bot-service"
-
-    @property
-    def claims_bucket(self) -> str:
-        return f"{self.prefix.replace('.', '_').replace('-', '_')}_BOT_SEATS"
 
 
 @dataclass(frozen=True)
@@ -103,8 +81,8 @@ class BotServiceSettings:
     tuning: BotTuning
 
     @property
-    def names(self) -> BotNames:
-        return BotNames(self.event_prefix)
+    def names(self) -> LogNames:
+        return LogNames.from_prefix(self.event_prefix)
 
     @classmethod
     def read(cls, env: EnvReader) -> Self:
@@ -119,7 +97,7 @@ class BotServiceSettings:
             nats=NatsSettings.read(env),
             table_address=env.address("TABLE_ADDRESS", example="table:50051"),
             token_signing_key=key,
-            event_prefix=env.string("EVENT_PREFIX", default="cardtable"),
+            event_prefix=read_event_prefix(env),
             default_strategy=strategy,
             tuning=BotTuning.read(env),
         )

@@ -229,32 +229,53 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _audit_table(args: argparse.Namespace, console: Console) -> int:
-    from cardtable.eventlog.audit import LOG, audit_log
-    from cardtable.eventlog.reader import log_reader
+    import os
+
+    from cardtable.eventlog.audit import LOG, SIGNATURES, audit_log
+    from cardtable.eventlog.reader import log_reader, verifying_keys
+    from cardtable.platform.log_signing import LogKeyError
 
     async def fetch() -> Any:
+        verifier = await verifying_keys(os.environ)
         async with log_reader() as reader:
-            return await reader.table(args.table_id)
+            return await reader.table(args.table_id), await reader.signed_from(), verifier
 
     try:
-        batches = asyncio.run(fetch())
-    except (RuntimeError, TimeoutError) as error:
+        batches, signed_from, verifier = asyncio.run(fetch())
+    except (RuntimeError, TimeoutError, LogKeyError) as error:
         console.print(Text(str(error), style="red"))
         return 2
-    report = audit_log(args.table_id, batches)
+    report = audit_log(args.table_id, batches, verifier=verifier, signed_from=signed_from)
     if args.json:
         print(json.dumps(report.to_json()))
         return 0 if report.ok else 1
+    console.print(Text.assemble(("audit of the log of table ", "bold"), (args.table_id, "bold")))
     log_ok = report.checks.get(LOG) == "passed"
-    console.print(
-        Text.assemble(
-            ("  ✓ " if log_ok else "  ✗ ", "green" if log_ok else "red"),
-            (f"{LOG:<9}", "bold"),
+    signed_ok = report.checks.get(SIGNATURES) == "passed"
+    lines = [
+        (
+            SIGNATURES,
+            signed_ok,
+            "; ".join(report.notes) or "no batches"
+            if signed_ok
+            else "forged, altered or missing batches (below)",
+        ),
+        (
+            LOG,
+            log_ok,
             f"{len(batches)} batches, versions 1..{len(batches)} with no gap or duplicate"
             if log_ok
-            else "gaps, duplicates or foreign batches (below)",
+            else "gaps, duplicates, foreign batches or unrevealed deals (below)",
+        ),
+    ]
+    for check, ok, description in lines:
+        console.print(
+            Text.assemble(
+                ("  ✓ " if ok else "  ✗ ", "green" if ok else "red"),
+                (f"{check:<11}", "bold"),
+                description,
+            )
         )
-    )
     for line in render_audit(report, f"table {args.table_id}"):
         console.print(line)
     return 0 if report.ok else 1
@@ -318,19 +339,24 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     """Rebuild the scoring projection from the whole log, then compare it with the live one."""
     import os
 
-    from cardtable.eventlog.reader import log_reader
+    from cardtable.eventlog.audit import NO_KEYS
+    from cardtable.eventlog.reader import log_reader, verifying_keys
+    from cardtable.platform.log_names import LogNames
     from cardtable.scoring_service.database import create_schema_pool
     from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
-    from cardtable.scoring_service.settings import EventLogNames
 
     console = _console()
     database_url = os.environ.get("DATABASE_URL")
     if not database_url:
         console.print(Text("set DATABASE_URL (and NATS_URL) to rebuild the projection", "red"))
         return 2
-    names = EventLogNames.from_prefix(os.environ.get("EVENT_PREFIX", "cardtable"))
+    names = LogNames.from_prefix(os.environ.get("EVENT_PREFIX", "cardtable"))
 
     async def work() -> int:
+        verifier = await verifying_keys(os.environ)
+        if verifier is None:
+            console.print(Text(NO_KEYS, "red"))
+            return 2
         async with log_reader() as reader:
             with _progress(console) as progress:
                 task = progress.add_task(f"rebuilding into {args.schema}", total=None)
@@ -346,6 +372,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
                     on_progress=report,
                     # a second process reads the log while this one projects
                     reader_nats_url=os.environ.get("NATS_URL"),
+                    verifier=verifier,
                 )
         console.print(
             f"rebuilt {result.messages:,} messages ({result.events:,} events) into "
@@ -599,7 +626,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     return asyncio.run(
         run_stack(
             Path(args.log_dir),
-            console.print,
+            # printed commands stay one line each, ready to paste
+            partial(console.print, soft_wrap=True),
             demo=not args.no_demo,
             exit_after_demo=args.exit_after_demo,
         )

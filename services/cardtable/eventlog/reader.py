@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import grpc
+
+from cardtable.platform.log_names import DEFAULT_PREFIX, LogNames
+from cardtable.platform.log_signing import (
+    BatchVerifier,
+    LogKeyError,
+    parse_public_keys,
+    signed_from_sequence,
+)
 from cardtable.platform.nats import NatsConnection, connect_nats
-from cardtable.table_service.main import EventNames
+from cardtable.platform.nats_access import OPERATOR
+from cardtable.platform.settings import credentials_from
 from cardtable.table_service.store import EventStore, StoredBatch
+from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 
 @dataclass
@@ -25,23 +36,62 @@ class LogReader:
     async def table_ids(self) -> list[str]:
         """Every table that has a subject in the stream."""
         info = await self.connection.jetstream.stream_info(
-            self.store.stream, subjects_filter=f"{self.store.subject_prefix}.table.>"
+            self.store.stream, subjects_filter=f"{self.store.names.prefix}.table.>"
         )
         subjects = info.state.subjects or {}
         return sorted(subject.rsplit(".", 1)[1] for subject in subjects)
+
+    async def signed_from(self) -> int:
+        """The first stream sequence whose batches must be signed, as the stream records it."""
+        info = await self.connection.jetstream.stream_info(self.store.stream)
+        return signed_from_sequence(info.config.metadata)
 
 
 @asynccontextmanager
 async def log_reader(
     nats_url: str | None = None, prefix: str | None = None
 ) -> AsyncIterator[LogReader]:
-    """A reader on ``NATS_URL`` / ``EVENT_PREFIX`` (or the values given)."""
+    """A reader on ``NATS_URL`` / ``EVENT_PREFIX`` (or the values given), as the operator user
+    the environment names."""
     url = nats_url or os.environ.get("NATS_URL")
     if not url:
         raise RuntimeError("set NATS_URL (for example nats://127.0.0.1:4222) to read the event log")
-    names = EventNames(prefix or os.environ.get("EVENT_PREFIX", "cardtable"))
-    connection = await connect_nats(url, name="cardtable-cli", connect_timeout_seconds=10)
+    names = LogNames.from_prefix(prefix or os.environ.get("EVENT_PREFIX", DEFAULT_PREFIX))
+    connection = await connect_nats(
+        url,
+        name="cardtable-cli",
+        credentials=credentials_from(os.environ),
+        inbox_prefix=names.inbox_prefix(OPERATOR),
+        connect_timeout_seconds=10,
+    )
     try:
-        yield LogReader(connection, EventStore(connection.jetstream, names.stream, names.prefix))
+        yield LogReader(connection, EventStore(connection.jetstream, names))
     finally:
         await connection.close()
+
+
+async def verifying_keys(env: Mapping[str, str]) -> BatchVerifier | None:
+    """The public keys an audit checks signatures with: ``LOG_VERIFYING_KEYS`` (base64 or PEM),
+    else the table service's own list (``GetLogKeys`` at ``TABLE_ADDRESS``), else None.
+
+    Raises ``LogKeyError`` for keys that cannot be read and ``RuntimeError`` when the table
+    service cannot be asked.
+    """
+    text = env.get("LOG_VERIFYING_KEYS", "").strip()
+    if text:
+        return BatchVerifier(parse_public_keys(text))
+    address = env.get("TABLE_ADDRESS", "").strip()
+    if not address:
+        return None
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            reply = await table_pb2_grpc.TableServiceStub(channel).GetLogKeys(
+                table_pb2.GetLogKeysRequest(), timeout=10
+            )
+        except grpc.aio.AioRpcError as error:
+            raise RuntimeError(
+                f"cannot ask the table service at {address} for its log keys: {error.details()}"
+            ) from None
+    if not reply.keys:
+        raise LogKeyError(f"the table service at {address} published no log keys")
+    return BatchVerifier(key.public_key for key in reply.keys)

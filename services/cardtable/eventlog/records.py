@@ -14,6 +14,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from cardtable.engine.record import RECORD_FORMAT, RECORD_VERSION
+from cardtable.eventlog.opening import opened_batches
 from cardtable_api.events.v1 import events_pb2
 
 PLAYER_KINDS = {events_pb2.PLAYER_KIND_PERSON: "person", events_pb2.PLAYER_KIND_BOT: "bot"}
@@ -28,7 +29,11 @@ def _ints(values: Iterable[Any]) -> list[int]:
 
 
 def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch]) -> dict[str, Any]:
-    """The record of the (first) game played at the table whose batches are given, in order."""
+    """The record of the (first) game played at the table whose batches are given, in order.
+
+    Only what is public goes in: the deals that have ended, opened with their published keys
+    (eventlog/opening.py). A deal still being played has its shuffle sealed, and is left out.
+    """
     record: dict[str, Any] = {
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
@@ -39,10 +44,14 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
     commitments: dict[int, str] = {}
     revealed: set[int] = set()
     result: dict[str, Any] = {"over": False, "totals": [], "places": []}
-    for batch in batches:
+    #: Whether the deal in play is still sealed: its actions and facts stay out of the record.
+    sealed_deal = False
+    for batch in opened_batches(table_id, batches):
         for event in batch.events:
             which = event.WhichOneof("body")
             body: Any = getattr(event, which) if which else None
+            if sealed_deal and which in ("action_taken", "fact_recorded"):
+                continue
             if which == "table_created":
                 record["game"] = body.game
                 record["players"] = body.seats
@@ -58,7 +67,9 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                 record["first_dealer"] = body.first_dealer
             elif which == "deal_committed":
                 commitments[body.deal_number] = body.commitment
+                sealed_deal = True  # until its shuffle is seen in the clear
             elif which == "deal_shuffled":
+                sealed_deal = False
                 deals.append(
                     {
                         "number": body.deal_number,

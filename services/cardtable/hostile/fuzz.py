@@ -23,9 +23,9 @@ from cardtable.hostile.report import FuzzReport
 from cardtable.hostile.requests import generators
 from cardtable.hostile.rules_states import collect_states
 from cardtable.hostile.scene import Scene
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
 from cardtable.table_service.auth import TokenCodec
-from cardtable.table_service.main import EventNames
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
@@ -198,7 +198,7 @@ async def run_fuzz(
         table_address,
         rules_address,
         connection.jetstream,
-        EventNames(event_prefix).stream,
+        LogNames.from_prefix(event_prefix).stream,
         report,
         liveness,
     )

@@ -27,6 +27,7 @@ import asyncio
 import hashlib
 import importlib.util
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -37,10 +38,12 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.nats_access import NatsUser, authorization_config, new_users
 from cardtable.platform.server_process import (
     START_TIMEOUT_SECONDS,
     DevServer,
@@ -51,6 +54,36 @@ from cardtable.platform.server_process import (
 
 TEMP_DIR_PREFIX = "cardtable-dev-"
 OWNER_FILE = "owner.pid"
+#: What nats-server logs once a SIGHUP's configuration is in force.
+RELOADED = "Reloaded server configuration"
+ADMIN_USER = "admin"
+
+
+@dataclass
+class NatsAccessPlan:
+    """The users a development NATS server admits: each deployment's components, and an admin.
+
+    Services get their component's user (``users(prefix)``); the administrator is for test and
+    benchmark harnesses that create or inspect streams of any deployment on the same server.
+    """
+
+    admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    deployments: dict[str, dict[str, NatsUser]] = field(default_factory=dict)
+
+    def add(self, prefix: str) -> dict[str, NatsUser]:
+        """Users for every component of the deployment under ``prefix`` (made once)."""
+        names = LogNames.from_prefix(prefix)
+        if prefix not in self.deployments:
+            self.deployments[prefix] = new_users(names)
+        return self.deployments[prefix]
+
+    def remove(self, prefix: str) -> None:
+        self.deployments.pop(prefix, None)
+
+    def render(self) -> str:
+        users = [user for group in self.deployments.values() for user in group.values()]
+        return authorization_config(users, admins={ADMIN_USER: self.admin_password})
+
 
 __all__ = [
     "DevServer",
@@ -65,14 +98,73 @@ __all__ = [
 
 
 class NatsDevServer(DevServer):
-    """``nats-server`` with JetStream, storing streams under ``<base_dir>/nats``."""
+    """``nats-server`` with JetStream, storing streams under ``<base_dir>/nats``.
+
+    With an ``access`` plan the server admits only that plan's users (anonymous connections
+    are refused), from a configuration file written beside its data; adding or removing a
+    deployment's users rewrites the file and reloads the running server (``reload``).
+    """
 
     name = "nats"
 
+    def __init__(
+        self,
+        base_dir: Path,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        access: NatsAccessPlan | None = None,
+    ) -> None:
+        super().__init__(base_dir, port, host)
+        self.access = access
+
     @property
     def url(self) -> str:
-        """The ``nats://`` URL."""
+        """The ``nats://`` URL, without credentials: what services are given."""
         return f"nats://{self.host}:{self.port}"
+
+    @property
+    def admin_url(self) -> str:
+        """The URL with the administrator's credentials (tests and benchmarks, never services)."""
+        if self.access is None:
+            return self.url
+        return f"nats://{ADMIN_USER}:{self.access.admin_password}@{self.host}:{self.port}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.base_dir / "nats.conf"
+
+    def _write_config(self) -> None:
+        """Everything in one file: a reload compares the whole configuration with the last."""
+        settings = (
+            f'server_name: "cardtable-dev-{self.port}"\n'
+            f'listen: "{self.host}:{self.port}"\n'
+            f'jetstream {{\n  store_dir: "{self.store_dir}"\n}}\n'
+        )
+        access = self.access.render() if self.access is not None else ""
+        self.config_path.write_text(settings + access)
+        self.config_path.chmod(0o600)
+
+    def reload(self, timeout_seconds: float = 10.0) -> None:
+        """Apply the access plan to the running server (SIGHUP) and wait until it has."""
+        self._write_config()
+        if not self.is_running or self._process is None:
+            return
+        before = self._reloads()
+        self._process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + timeout_seconds
+        while self._reloads() == before:
+            if time.monotonic() > deadline:
+                raise DevServerError(
+                    f"nats did not reload its configuration; log {self.log_path}:\n"
+                    f"{log_tail(self.log_path)}"
+                )
+            time.sleep(0.005)
+
+    def _reloads(self) -> int:
+        try:
+            return self.log_path.read_text(errors="replace").count(RELOADED)
+        except OSError:
+            return 0
 
     @property
     def store_dir(self) -> Path:
@@ -81,16 +173,10 @@ class NatsDevServer(DevServer):
 
     def _prepare(self) -> None:
         self.store_dir.mkdir(parents=True, exist_ok=True)
+        self._write_config()
 
     def _command(self) -> list[str]:
-        return [
-            str(nats_server_binary()),
-            "--addr", self.host,
-            "--port", str(self.port),
-            "--jetstream",
-            "--store_dir", str(self.store_dir),
-            "--server_name", f"cardtable-dev-{self.port}",
-        ]  # fmt: skip
+        return [str(nats_server_binary()), "--config", str(self.config_path)]
 
     def _is_ready(self) -> bool:
         """NATS greets every client with an INFO line; JetStream is up once it says so."""
@@ -275,10 +361,27 @@ class DevServers:
 
     @property
     def nats_url(self) -> str:
-        """The NATS URL; an error if NATS was not asked for."""
+        """The NATS URL (no credentials in it); an error if NATS was not asked for."""
         if self.nats is None:
             raise DevServerError("NATS was not started")
         return self.nats.url
+
+    @property
+    def nats_admin_url(self) -> str:
+        """The NATS URL with the administrator's credentials, for harnesses only."""
+        if self.nats is None:
+            raise DevServerError("NATS was not started")
+        return self.nats.admin_url
+
+    def nats_users(self, prefix: str) -> dict[str, NatsUser]:
+        """Each component's user for the deployment under ``prefix``, admitted at once."""
+        if self.nats is None or self.nats.access is None:
+            raise DevServerError("NATS was started without authorization")
+        known = prefix in self.nats.access.deployments
+        users = self.nats.access.add(prefix)
+        if not known:
+            self.nats.reload()
+        return users
 
     @property
     def database_url(self) -> str:
@@ -325,7 +428,12 @@ def _remove_orphaned_dirs() -> None:
 
 
 def _plan(
-    base_dir: Path | None, nats: bool, postgres: bool, nats_port: int | None, pg_port: int | None
+    base_dir: Path | None,
+    nats: bool,
+    postgres: bool,
+    nats_port: int | None,
+    pg_port: int | None,
+    access: NatsAccessPlan | None,
 ) -> tuple[DevServers, bool]:
     """Decide directories and ports; returns the servers and whether the directory is ours."""
     owns_dir = base_dir is None
@@ -337,7 +445,7 @@ def _plan(
     return (
         DevServers(
             base_dir=base_dir,
-            nats=NatsDevServer(base_dir, nats_port) if nats else None,
+            nats=NatsDevServer(base_dir, nats_port, access=access) if nats else None,
             postgres=PostgresDevServer(base_dir, pg_port) if postgres else None,
         ),
         owns_dir,
@@ -353,13 +461,15 @@ def dev_servers(
     nats_port: int | None = None,
     postgres_port: int | None = None,
     timeout_seconds: float = START_TIMEOUT_SECONDS,
+    access: NatsAccessPlan | None = None,
 ) -> Iterator[DevServers]:
     """Start the requested servers, yield them, and stop them however the block is left.
 
     Without ``base_dir`` the data lives in a temporary directory removed afterwards; with it,
-    data is kept so that the next run finds its streams and tables again.
+    data is kept so that the next run finds its streams and tables again. With ``access`` NATS
+    admits only the plan's users (``NatsAccessPlan``).
     """
-    servers, owns_dir = _plan(base_dir, nats, postgres, nats_port, postgres_port)
+    servers, owns_dir = _plan(base_dir, nats, postgres, nats_port, postgres_port, access)
     began = time.monotonic()
     try:
         for server in servers.all:  # both boot at once; NATS is up before initdb finishes
@@ -383,9 +493,10 @@ async def async_dev_servers(
     nats_port: int | None = None,
     postgres_port: int | None = None,
     timeout_seconds: float = START_TIMEOUT_SECONDS,
+    access: NatsAccessPlan | None = None,
 ) -> AsyncIterator[DevServers]:
     """``dev_servers`` for async code: waits without blocking the loop."""
-    servers, owns_dir = _plan(base_dir, nats, postgres, nats_port, postgres_port)
+    servers, owns_dir = _plan(base_dir, nats, postgres, nats_port, postgres_port, access)
     began = time.monotonic()
     try:
         for server in servers.all:

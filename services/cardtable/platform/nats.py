@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
 import nats
 from nats.aio.client import Client
@@ -20,7 +21,7 @@ from nats.errors import ConnectionClosedError, ConnectionDrainingError
 from nats.js import JetStreamContext
 
 from cardtable.platform.logging import BoundLogger, get_logger
-from cardtable.platform.settings import NatsSettings
+from cardtable.platform.settings import NatsCredentials, NatsSettings
 
 
 @dataclass
@@ -56,6 +57,8 @@ async def connect_nats(
     url: str,
     *,
     name: str,
+    credentials: NatsCredentials | None = None,
+    inbox_prefix: str | None = None,
     connect_timeout_seconds: float = 30.0,
     reconnect_wait_seconds: int = 1,
     jetstream_timeout_seconds: float = 5.0,
@@ -64,7 +67,9 @@ async def connect_nats(
     """Connect to ``url`` (a comma-separated list also works), retrying until the deadline.
 
     ``name`` shows up in the server's connection list (``nats server report connections``),
-    which is how an operator tells which service holds a connection.
+    which is how an operator tells which service holds a connection. ``credentials`` name the
+    user (platform/nats_access.py) and, for TLS, the certificate authority to trust;
+    ``inbox_prefix`` is the user's own reply inbox, the only one its permissions let it read.
     """
     log = (logger or get_logger(__name__)).bind(nats_client=name)
     last_error: list[BaseException] = []
@@ -84,9 +89,15 @@ async def connect_nats(
     async def on_reconnected() -> None:
         log.info("nats reconnected")
 
+    options: dict[str, Any] = {}
+    if credentials is not None:
+        options.update(credentials.connect_options())
+    if inbox_prefix:
+        options["inbox_prefix"] = inbox_prefix
     connecting = nats.connect(
         servers=[server.strip() for server in url.split(",")],
         name=name,
+        **options,
         allow_reconnect=True,
         max_reconnect_attempts=-1,  # also makes the first connect keep trying; bounded below
         reconnect_time_wait=reconnect_wait_seconds,
@@ -109,7 +120,17 @@ async def connect_nats(
 
 
 async def connect_nats_from_settings(
-    settings: NatsSettings, *, name: str, logger: BoundLogger | None = None
+    settings: NatsSettings,
+    *,
+    name: str,
+    inbox_prefix: str | None = None,
+    logger: BoundLogger | None = None,
 ) -> NatsConnection:
-    """``connect_nats`` with the URL read from the environment."""
-    return await connect_nats(settings.url, name=name, logger=logger)
+    """``connect_nats`` with the URL and credentials read from the environment."""
+    return await connect_nats(
+        settings.url,
+        name=name,
+        credentials=settings.credentials,
+        inbox_prefix=inbox_prefix,
+        logger=logger,
+    )

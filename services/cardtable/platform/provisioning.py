@@ -28,7 +28,7 @@ import asyncpg
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from cardtable.platform.dev_servers import dev_servers
+from cardtable.platform.dev_servers import NatsAccessPlan, dev_servers
 from cardtable.platform.server_process import DevServer
 
 ENV = "environment"
@@ -61,7 +61,9 @@ class Provisioned:
 
     def describe(self) -> str:
         """One line for the pytest summary."""
-        return f"{self.kind}: {self.source} ({self.detail}) {self.url}"
+        shown = urlsplit(self.url)
+        url = self.url.replace(f"{shown.password}@", "***@") if shown.password else self.url
+        return f"{self.kind}: {self.source} ({self.detail}) {url}"
 
 
 def _host_port(url: str, default_port: int) -> tuple[str, int]:
@@ -144,9 +146,14 @@ def provision_nats(env: Mapping[str, str], *, docker_available: Callable[[], boo
 
         container = cleanup.enter_context(NatsContainer(NATS_IMAGE, jetstream=True))
         return Provisioned("nats", container.nats_uri(), CONTAINER, NATS_IMAGE, cleanup)
-    servers = cleanup.enter_context(dev_servers(nats=True, postgres=False))
-    detail = f"nats-server wheel, ready in {servers.started_in_seconds or 0:.2f}s"
-    return Provisioned("nats", servers.nats_url, EMBEDDED, detail, cleanup, servers.nats)
+    # Authorization on, as in production: anonymous connections are refused, and the run
+    # connects as the server's administrator (components' own users: docs/security.md).
+    servers = cleanup.enter_context(dev_servers(nats=True, postgres=False, access=NatsAccessPlan()))
+    detail = (
+        f"nats-server wheel, ready in {servers.started_in_seconds or 0:.2f}s, "
+        "authorization on (the run connects as its administrator)"
+    )
+    return Provisioned("nats", servers.nats_admin_url, EMBEDDED, detail, cleanup, servers.nats)
 
 
 def provision_postgres(

@@ -28,9 +28,11 @@ service composes the groups it needs into its own dataclass::
 
 from __future__ import annotations
 
+import os
+import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Self, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit
 
 Settings = TypeVar("Settings")
@@ -118,6 +120,33 @@ class EnvReader:
             return default
         return value
 
+    def secret(self, name: str, *, required: bool = False, example: str = "...") -> str:
+        """A secret from ``NAME``, or from the file ``NAME_FILE`` names (a mounted Secret).
+
+        Files are how Kubernetes and docker-compose hand secrets over without putting them in
+        the environment of every process; a trailing newline in the file is not part of it.
+        """
+        path = self._env.get(f"{name}_FILE", "").strip()
+        if path:
+            if self._env.get(name, "").strip():
+                self.problems.append(f"set {name} or {name}_FILE, not both")
+                return ""
+            try:
+                with open(path, encoding="utf-8") as file:
+                    value = file.read().strip()
+            except OSError as error:
+                self.problems.append(f"{name}_FILE={path!r} cannot be read: {error.strerror}")
+                return ""
+            if not value:
+                self.problems.append(f"{name}_FILE={path!r} is empty")
+            return value
+        value = self._env.get(name, "").strip()
+        if not value and required:
+            self.problems.append(
+                f"{name} (or {name}_FILE) is required but not set (e.g. {example})"
+            )
+        return value
+
     def choice(self, name: str, *, choices: tuple[str, ...], default: str) -> str:
         """One of a fixed set of words, compared case-insensitively and returned upper-case."""
         raw = (self._raw(name, default, default) or "").upper()
@@ -202,17 +231,81 @@ class ServerSettings:
         return load(env, cls.read)
 
 
+def read_event_prefix(env: EnvReader) -> str:
+    """``EVENT_PREFIX`` (default ``cardtable``), checked as every component derives its names
+    from it (platform/log_names.py)."""
+    from cardtable.platform.log_names import DEFAULT_PREFIX, LogNameError, check_prefix
+
+    prefix = env.string("EVENT_PREFIX", default=DEFAULT_PREFIX)
+    try:
+        return check_prefix(prefix)
+    except LogNameError as error:
+        env.problem(str(error))
+        return DEFAULT_PREFIX
+
+
+@dataclass(frozen=True)
+class NatsCredentials:
+    """Who a process is on NATS, and which certificate authority it trusts for TLS.
+
+    Every component has its own user (platform/nats_access.py); the password comes from
+    ``NATS_PASSWORD`` or the file ``NATS_PASSWORD_FILE`` names, never from the image.
+    """
+
+    user: str = ""
+    password: str = field(default="", repr=False)
+    #: PEM file of the authority that signed the NATS servers' certificates; enables TLS.
+    tls_ca_file: str = ""
+
+    def connect_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``nats.connect``."""
+        options: dict[str, Any] = {}
+        if self.user:
+            options["user"] = self.user
+            options["password"] = self.password
+        if self.tls_ca_file:
+            context = ssl.create_default_context(cafile=self.tls_ca_file)
+            options["tls"] = context
+        return options
+
+
+def credentials_from(env: Mapping[str, str]) -> NatsCredentials:
+    """A tool's NATS user, read without the services' checks: ``NATS_USER``, ``NATS_PASSWORD``
+    or ``NATS_PASSWORD_FILE``, ``NATS_TLS_CA_FILE``."""
+    password = env.get("NATS_PASSWORD", "")
+    path = env.get("NATS_PASSWORD_FILE", "")
+    if path and not password:
+        with open(path, encoding="utf-8") as file:
+            password = file.read().strip()
+    return NatsCredentials(
+        user=env.get("NATS_USER", ""),
+        password=password,
+        tls_ca_file=env.get("NATS_TLS_CA_FILE", ""),
+    )
+
+
 @dataclass(frozen=True)
 class NatsSettings:
     """Where the JetStream event store is. Required: a default would silently split the log."""
 
     url: str
+    credentials: NatsCredentials = field(default_factory=NatsCredentials)
 
     @classmethod
     def read(cls, env: EnvReader) -> Self:
-        """Read ``NATS_URL``."""
+        """Read ``NATS_URL``, ``NATS_USER``, ``NATS_PASSWORD`` and ``NATS_TLS_CA_FILE``."""
+        user = env.string("NATS_USER", default="")
+        password = env.secret("NATS_PASSWORD")
+        if user and not password:
+            env.problem("NATS_USER is set without NATS_PASSWORD (or NATS_PASSWORD_FILE)")
+        if password and not user:
+            env.problem("NATS_PASSWORD is set without NATS_USER")
+        ca_file = env.string("NATS_TLS_CA_FILE", default="")
+        if ca_file and not os.path.isfile(ca_file):
+            env.problem(f"NATS_TLS_CA_FILE={ca_file!r} is not a file")
         return cls(
-            url=env.url("NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS)
+            url=env.url("NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS),
+            credentials=NatsCredentials(user=user, password=password, tls_ca_file=ca_file),
         )
 
     @classmethod

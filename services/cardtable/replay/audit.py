@@ -81,7 +81,7 @@ class AuditProblem:
     def where(self) -> str:
         """``deal 3, action 17 (seat 2: play QS)``, ``deal 3``, ``the final result`` or ``""``."""
         if self.deal is None:
-            return "" if self.check == FORMAT else "the final result"
+            return "the final result" if self.check in (RULES, RESULTS) else ""
         return f"deal {self.deal}, {self.action}" if self.action else f"deal {self.deal}"
 
     def __str__(self) -> str:
@@ -115,6 +115,8 @@ class AuditReport:
     #: "partial" (results compared only up to the first input the engine refused).
     checks: dict[str, str] = field(default_factory=lambda: dict.fromkeys(CHECKS, NOT_RUN))
     problems: list[AuditProblem] = field(default_factory=list)
+    #: What the audit of a log adds for people: who signed it, what was written before signing.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -150,6 +152,7 @@ class AuditReport:
             "places": list(self.places),
             "over": self.over,
             "checks": dict(self.checks),
+            "notes": list(self.notes),
             "first_problem": first.to_json() if first else None,
             "problems": [
                 problem.to_json()

@@ -31,6 +31,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
+from cardtable.platform.log_signing import signed_from_sequence
 from cardtable.platform.logging import BoundLogger, get_logger
 from cardtable.platform.tracing import context_from_headers, current, current_trace_id
 from cardtable.scoring_service.database import is_transient
@@ -120,6 +121,7 @@ class ProjectionConsumer:
 
     async def _start(self) -> JetStreamContext.PullSubscription:
         info = await self._js.stream_info(self._settings.log.stream)
+        self._writer.signed_from = signed_from_sequence(info.config.metadata)
         position = await self._writer.prepare(info.created)
         subscription = await self._subscribe(position)
         self._log.info("projection consumer started", extra={"position": position})

@@ -24,10 +24,13 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
 from cardtable.platform.entrypoint import run_async
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import SIGNATURE_HEADER
 from cardtable.platform.nats import connect_nats
+from cardtable.platform.nats_access import OPERATOR
+from cardtable.platform.settings import credentials_from
 from cardtable.scoring_service.headers import quick_header_parsing
 from cardtable.scoring_service.messages import SCHEMA_HEADER, StoredMessage
-from cardtable.scoring_service.settings import EventLogNames
 
 READ_AHEAD_CHUNKS = 4
 #: A read that brings nothing for this long has stalled (NATS away, the stream gone).
@@ -74,7 +77,7 @@ def _stored_and_pending(message: Msg) -> tuple[StoredMessage, int]:
 
 
 async def read_log(
-    jetstream: JetStreamContext, log: EventLogNames, *, until: int, chunk: int
+    jetstream: JetStreamContext, log: LogNames, *, until: int, chunk: int
 ) -> AsyncGenerator[list[StoredMessage]]:
     """The table subjects' messages from sequence 1 to ``until``, in chunks of ``chunk``.
 
@@ -147,16 +150,20 @@ async def read_log(
 
 
 def _rows(messages: list[StoredMessage]) -> list[Row]:
-    """A chunk as it crosses the pipe: only the header a projection reads (``decode``).
+    """A chunk as it crosses the pipe: only the headers a projection reads (``decode`` and
+    the signature check).
 
-    Equal header sets and subjects become one object each, which pickle then writes once per
-    frame and the projector unpickles once: most messages share both with others.
+    Equal schema headers and subjects become one object each, which pickle then writes once
+    per frame and the projector unpickles once: most messages share both with others.
     """
     shared: dict[object, object] = {}
     rows: list[Row] = []
     for message in messages:
         schema = message.headers.get(SCHEMA_HEADER)
         headers = shared.setdefault(schema, {} if schema is None else {SCHEMA_HEADER: schema})
+        signature = message.headers.get(SIGNATURE_HEADER)
+        if signature is not None:
+            headers = {**headers, SIGNATURE_HEADER: signature}  # type: ignore[dict-item]
         subject = shared.setdefault(message.subject, message.subject)
         rows.append((message.sequence, subject, message.data, headers, message.stored_at))  # type: ignore[arg-type]
     return rows
@@ -171,9 +178,14 @@ def _send(stream: BinaryIO, item: object) -> None:
 
 
 async def _read_and_send(
-    nats_url: str, log: EventLogNames, until: int, chunk: int, out: BinaryIO
+    nats_url: str, log: LogNames, until: int, chunk: int, out: BinaryIO
 ) -> None:
-    connection = await connect_nats(nats_url, name="cardtable-rebuild-reader")
+    connection = await connect_nats(
+        nats_url,
+        name="cardtable-rebuild-reader",
+        credentials=credentials_from(os.environ),
+        inbox_prefix=log.inbox_prefix(OPERATOR),
+    )
     try:
         reading = read_log(connection.jetstream, log, until=until, chunk=chunk)
         async with contextlib.aclosing(reading) as chunks:
@@ -187,21 +199,19 @@ async def _read_and_send(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``NATS_URL=... python -m cardtable.scoring_service.log_reading STREAM PREFIX UNTIL CHUNK``.
+    """``NATS_URL=... python -m cardtable.scoring_service.log_reading PREFIX UNTIL CHUNK``.
 
     The reading process: frames of rows on standard output, ``None`` at the end, an error
     message (a ``str``) if reading failed. Run by :func:`read_log_elsewhere`, not by people.
     The URL comes from the environment, not the command line, where any local user could
     read credentials in it.
     """
-    stream, subject_prefix, until, chunk = argv or sys.argv[1:]
+    prefix, until, chunk = argv or sys.argv[1:]
     nats_url = os.environ["NATS_URL"]
     out = sys.stdout.buffer
     try:
         run_async(
-            _read_and_send(
-                nats_url, EventLogNames(stream, subject_prefix), int(until), int(chunk), out
-            )
+            _read_and_send(nats_url, LogNames.from_prefix(prefix), int(until), int(chunk), out)
         )
     except Exception as error:
         _send(out, f"the log reader failed: {error!r}")
@@ -216,15 +226,14 @@ async def _receive(stdout: asyncio.StreamReader) -> object:
 
 
 async def read_log_elsewhere(
-    nats_url: str, log: EventLogNames, *, until: int, chunk: int
+    nats_url: str, log: LogNames, *, until: int, chunk: int
 ) -> AsyncGenerator[list[StoredMessage]]:
     """The same chunks as :func:`read_log`, read by a second process (module docstring)."""
     reader = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "cardtable.scoring_service.log_reading",
-        log.stream,
-        log.subject_prefix,
+        log.prefix,
         str(until),
         str(chunk),
         stdout=asyncio.subprocess.PIPE,

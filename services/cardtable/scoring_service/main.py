@@ -20,9 +20,11 @@ import asyncpg
 
 from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import RunningServer, Service, serve
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats_from_settings
+from cardtable.platform.nats_access import SCORING
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
@@ -30,14 +32,14 @@ from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.servicer import ScoringServicer
-from cardtable.scoring_service.settings import EventLogNames, ScoringSettings
+from cardtable.scoring_service.settings import ScoringSettings
 from cardtable.scoring_service.writer import ProjectionWriter
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
 
 
-def scoring_service(pool: asyncpg.Pool, log: EventLogNames) -> Service:
+def scoring_service(pool: asyncpg.Pool, log: LogNames) -> Service:
     """The scoring servicer on a projection pool, ready to add to a server."""
     return Service(
         name=SERVICE_NAME,
@@ -72,11 +74,15 @@ async def run(
             "schema up to date",
             extra={"schema": schema, "applied": [m.version for m in applied]},
         )
-        nats = await connect_nats_from_settings(settings.nats, name="scoring", logger=logger)
+        nats = await connect_nats_from_settings(
+            settings.nats, name="scoring", inbox_prefix=log.inbox_prefix(SCORING), logger=logger
+        )
         try:
             consumer = ProjectionConsumer(
                 nats.jetstream,
-                ProjectionWriter(pool, log, CommittedState.for_live_consumer()),
+                ProjectionWriter(
+                    pool, log, CommittedState.for_live_consumer(), settings.consumer.verifier
+                ),
                 settings.consumer,
                 ProjectionMetrics(registry),
                 logger,

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
-from cardtable.scoring_service.settings import EventLogNames
+from cardtable.platform.log_names import LogNames
 from cardtable_api.events.v1 import events_pb2
 
 SCHEMA_HEADER = "Cardtable-Schema"
@@ -50,15 +50,24 @@ class StoredMessage(NamedTuple):
 class DecodedBatch:
     """A stored message that passed every check (a plain class: one is made per message)."""
 
-    __slots__ = ("_occurred_at", "batch", "sequence", "stored_at", "table_id")
+    __slots__ = ("_occurred_at", "batch", "headers", "payload", "sequence", "stored_at", "table_id")
 
     def __init__(
-        self, sequence: int, table_id: str, batch: events_pb2.EventBatch, stored_at: datetime
+        self,
+        sequence: int,
+        table_id: str,
+        batch: events_pb2.EventBatch,
+        stored_at: datetime,
+        payload: bytes = b"",
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.sequence = sequence
         self.table_id = table_id
         self.batch = batch
         self.stored_at = stored_at
+        #: The stored bytes and headers, which the batch's signature is checked against.
+        self.payload = payload
+        self.headers = headers or {}
         self._occurred_at: datetime | None = None
 
     @property
@@ -72,7 +81,7 @@ class DecodedBatch:
         return self._occurred_at
 
 
-def decode(message: StoredMessage, log: EventLogNames) -> DecodedBatch:
+def decode(message: StoredMessage, log: LogNames) -> DecodedBatch:
     """Parse and check one message; raises :class:`PoisonMessageError` when it is unusable."""
     header = message.headers.get(SCHEMA_HEADER)
     if header is not None and header.strip() != str(KNOWN_SCHEMA_VERSION):
@@ -102,7 +111,12 @@ def decode(message: StoredMessage, log: EventLogNames) -> DecodedBatch:
     if batch.table_version < 1:
         raise PoisonMessageError("the batch has no table version")
     return DecodedBatch(
-        sequence=message.sequence, table_id=table_id, batch=batch, stored_at=message.stored_at
+        sequence=message.sequence,
+        table_id=table_id,
+        batch=batch,
+        stored_at=message.stored_at,
+        payload=message.data,
+        headers=message.headers,
     )
 
 

@@ -22,6 +22,13 @@ from google.protobuf import json_format
 
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.registry import game_spec
+from cardtable.platform.log_signing import (
+    SIGNATURE_HEADER,
+    BatchVerifier,
+    LogIntegrityError,
+    batch_sha256,
+    check_next,
+)
 from cardtable.scoring_service.messages import DecodedBatch, FactFields, PoisonMessageError
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat
 from cardtable.scoring_service.rows import (
@@ -82,8 +89,17 @@ class VersionGap:
 class Projection:
     """Batches folded onto loaded table states, with a record of every row that changed."""
 
-    def __init__(self, tables: dict[str, TableState]) -> None:
+    def __init__(
+        self,
+        tables: dict[str, TableState],
+        verifier: BatchVerifier | None = None,
+        signed_from: int = 1,
+    ) -> None:
         self.tables = tables
+        #: The table service's public keys: every batch's signature and chain link is checked
+        #: before it is folded (platform/log_signing.py). None only for unsigned test logs.
+        self.verifier = verifier
+        self.signed_from = signed_from
         self.players: dict[str, PlayerRow] = {}
         self.finished: list[FinishedGame] = []
         self.gaps: list[VersionGap] = []
@@ -106,6 +122,8 @@ class Projection:
         state = self.tables.get(decoded.table_id)
         if state is not None and batch.table_version <= state.game.table_version:
             return False
+        if self.verifier is not None:
+            self._verify(decoded, state)
         events = list(batch.events)
         if state is None:
             if not events or events[0].WhichOneof("body") != "table_created":
@@ -125,8 +143,30 @@ class Projection:
             if handler is not None:
                 getattr(self, handler)(state, getattr(event, body or ""), moment)
         state.game.table_version = batch.table_version
+        if self.verifier is not None:
+            state.game.last_batch_sha256 = batch_sha256(decoded.payload)
+            state.game.signed = state.game.signed or SIGNATURE_HEADER in decoded.headers
         self.touch(state.game)
         return True
+
+    def _verify(self, decoded: DecodedBatch, state: TableState | None) -> None:
+        """A batch that is forged, altered or out of its table's chain is poison: it is
+        dead-lettered with the reason, and so is every later batch of that table."""
+        assert self.verifier is not None
+        try:
+            check_next(
+                self.verifier,
+                decoded.payload,
+                decoded.headers,
+                decoded.sequence,
+                decoded.batch,
+                last_sha256=state.game.last_batch_sha256 if state else b"",
+                last_version=state.game.table_version if state else 0,
+                signed_before=state.game.signed if state else False,
+                signed_from=self.signed_from,
+            )
+        except LogIntegrityError as error:
+            raise PoisonMessageError(f"the batch failed verification: {error}") from None
 
     # -- the table and its seats -----------------------------------------------------------
     def _table_created(

@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import BatchVerifier, signed_from_sequence
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.log_reading import read_log, read_log_elsewhere
 from cardtable.scoring_service.migrations import apply_migrations
-from cardtable.scoring_service.settings import EventLogNames, check_schema_name
+from cardtable.scoring_service.settings import check_schema_name
 from cardtable.scoring_service.writer import ProjectionWriter
 
 if TYPE_CHECKING:
@@ -84,14 +86,18 @@ class RebuildResult:
 async def rebuild(
     database_url: str,
     jetstream: JetStreamContext,
-    log: EventLogNames,
+    log: LogNames,
     *,
     schema: str,
     on_progress: Callable[[RebuildProgress], None] | None = None,
     messages_per_transaction: int = MESSAGES_PER_TRANSACTION,
     reader_nats_url: str | None = None,
+    verifier: BatchVerifier | None = None,
 ) -> RebuildResult:
     """Drop ``schema``, migrate it, and project the whole log into it (module docstring).
+
+    ``verifier`` must be the live projection's (the table service's public keys), so that a
+    rebuild sets aside exactly the batches the live projection did.
 
     With ``reader_nats_url``, a second process reads the log from that server while this one
     projects (``log_reading.read_log_elsewhere``): on more than one core, markedly faster.
@@ -105,11 +111,12 @@ async def rebuild(
             await apply_migrations(connection, schema)
         # The schema was just emptied and nothing else writes it: what this writer commits
         # is all it holds, so it need not be read back (committed_state.py).
-        writer = ProjectionWriter(pool, log, CommittedState())
+        writer = ProjectionWriter(pool, log, CommittedState(), verifier)
         try:
             info = await jetstream.stream_info(log.stream)
         except NotFoundError:
             info = None
+        writer.signed_from = signed_from_sequence(info.config.metadata if info else None)
         await writer.prepare(info.created if info else None)
         last_sequence = info.state.last_seq if info else 0
         messages = events = dead_letters = position = 0

@@ -89,6 +89,9 @@ class GameRow(Row):
     finished_at: datetime | None
     started_sequence: int | None
     finished_sequence: int | None
+    #: The digest of the last batch projected and whether one was signed (log_signing).
+    last_batch_sha256: bytes = b""
+    signed: bool = False
 
 
 @dataclass(slots=True)

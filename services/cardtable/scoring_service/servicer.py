@@ -16,6 +16,7 @@ from asyncpg.exceptions._base import DataError as ClientDataError
 from google.protobuf import timestamp_pb2
 
 from cardtable.engine.registry import GAMES
+from cardtable.platform.log_names import LogNames
 from cardtable.scoring_service import queries
 from cardtable.scoring_service.database import is_transient
 from cardtable.scoring_service.page_tokens import (
@@ -24,7 +25,6 @@ from cardtable.scoring_service.page_tokens import (
     encode_page_token,
     token_field,
 )
-from cardtable.scoring_service.settings import EventLogNames
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
 Response = TypeVar("Response")
@@ -104,7 +104,7 @@ async def answer(context: Context, work: Callable[[], Awaitable[Response]]) -> R
 class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
     """Reads the projection in one schema; holds nothing else."""
 
-    def __init__(self, pool: asyncpg.Pool, log: EventLogNames) -> None:
+    def __init__(self, pool: asyncpg.Pool, log: LogNames) -> None:
         self._pool = pool
         self._log = log
 

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from cardtable.engine.rating import INITIAL_RATING
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import BatchVerifier
 from cardtable.scoring_service.committed_state import CommittedState, RatingKey
 from cardtable.scoring_service.database import is_refused_data, replace_connections_after
 from cardtable.scoring_service.messages import (
@@ -52,7 +54,6 @@ from cardtable.scoring_service.rows import (
     SeatRow,
     TableState,
 )
-from cardtable.scoring_service.settings import EventLogNames
 
 if TYPE_CHECKING:
     from cardtable.scoring_service.database import Connection
@@ -186,13 +187,22 @@ class ProjectionWriter:
     """Projects runs of stored messages into one schema, exactly once."""
 
     def __init__(
-        self, pool: asyncpg.Pool, log: EventLogNames, committed: CommittedState | None = None
+        self,
+        pool: asyncpg.Pool,
+        log: LogNames,
+        committed: CommittedState | None = None,
+        verifier: BatchVerifier | None = None,
     ) -> None:
         """``committed``: the rows this writer committed, kept so as not to read them back
-        before each transaction (see its module); None reads everything every time."""
+        before each transaction (see its module); None reads everything every time.
+        ``verifier``: the table service's public keys, which every batch must be signed with
+        (None only for unsigned logs that tests write)."""
         self._pool = pool
         self._log = log
         self._committed = committed
+        self._verifier = verifier
+        #: The first stream sequence that must be signed (the stream's record of it).
+        self.signed_from = 1
 
     async def prepare(self, stream_created: datetime | None = None) -> int:
         """Make sure the position row exists (before two writers could race to insert it), and
@@ -321,7 +331,7 @@ class ProjectionWriter:
                 return outcome, None
             batches = [decoded[m.sequence] for m in fresh if m.sequence not in poison]
             tables = await self._load_tables(connection, sorted({b.table_id for b in batches}))
-            projection = Projection(tables)
+            projection = Projection(tables, self._verifier, self.signed_from)
             for batch in batches:
                 try:
                     applied = projection.apply(batch)

@@ -18,10 +18,16 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from cardtable.platform.dev_servers import async_dev_servers
+from cardtable.platform.dev_servers import NatsAccessPlan, async_dev_servers
+from cardtable.platform.log_names import DEFAULT_PREFIX as EVENT_PREFIX
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_streams import provision
+from cardtable.platform.nats import connect_nats
+from cardtable.platform.nats_access import OPERATOR, PROVISIONER, NatsUser
 from cardtable.platform.server_process import free_port
 from cardtable.stack.demo import play_demo, result_tables
 from cardtable.stack.processes import SERVICE_MODULES, ServiceProcess, start
+from cardtable.table_service.log_security import LogSecurity
 
 DEFAULT_PORTS = {"rules": 50051, "table": 50052, "scoring": 50053, "bots": 50054}
 
@@ -49,6 +55,20 @@ def available_services() -> list[str]:
     return names
 
 
+async def _provision(nats_url: str, provisioner: NatsUser) -> None:
+    """Create the stream and buckets as the provisioner: no service may under authorization."""
+    connection = await connect_nats(
+        nats_url,
+        name="cardtable-run-provision",
+        credentials=provisioner.credentials,
+        inbox_prefix=provisioner.inbox_prefix,
+    )
+    try:
+        await provision(connection.jetstream, LogNames.from_prefix(EVENT_PREFIX))
+    finally:
+        await connection.close()
+
+
 async def run_stack(
     log_dir: Path,
     say: Callable[[object], None],
@@ -67,16 +87,28 @@ async def run_stack(
             loop.add_signal_handler(signum, stop.set)
     os.makedirs(log_dir, exist_ok=True)
     key = os.environ.get("TOKEN_SIGNING_KEY") or secrets.token_hex(32)
+    log_keys = LogSecurity.generate()
     async with contextlib.AsyncExitStack() as stack:
         nats_url = os.environ.get("NATS_URL")
         database_url = os.environ.get("DATABASE_URL")
+        #: Each component's NATS user on the embedded server (none on a server given by URL).
+        users: dict[str, NatsUser] = {}
         if not nats_url or not database_url:
             servers = await stack.enter_async_context(
-                async_dev_servers(nats=not nats_url, postgres=not database_url)
+                async_dev_servers(
+                    nats=not nats_url,
+                    postgres=not database_url,
+                    access=None if nats_url else NatsAccessPlan(),
+                )
             )
+            if not nats_url:
+                users = servers.nats_users(EVENT_PREFIX)
+                await _provision(servers.nats_url, users[PROVISIONER])
             nats_url = nats_url or servers.nats_url
             database_url = database_url or servers.database_url
             say(f"servers from the pip wheels started in {servers.started_in_seconds:.1f} s")
+            if users:
+                say("NATS admits only each component's own user (docs/security.md)")
         say(f"NATS JetStream  {nats_url}")
         say(f"PostgreSQL      {database_url}")
         started: dict[str, ServiceProcess] = {}
@@ -85,6 +117,8 @@ async def run_stack(
                 "NATS_URL": nats_url,
                 "DATABASE_URL": database_url,
                 "TOKEN_SIGNING_KEY": key,
+                **log_keys.service_environment(name),
+                **(users[name].environment() if name in users else {}),
                 "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
                 "TABLE_ADDRESS": started["table"].address if "table" in started else "",
                 "LOG_LEVEL": "INFO",
@@ -112,11 +146,18 @@ async def run_stack(
             say(result_tables(result))
             say(f"demonstration finished in {result.seconds:.0f} s; replay a game with:")
             first = result.tables[0]
-            say(
-                f"  NATS_URL={nats_url} EVENT_PREFIX=cardtable "
-                f".venv/bin/cardtable replay {first.table_id} --seat 0"
+            operator = " ".join(
+                f"{name}={value}"
+                for name, value in {
+                    "NATS_URL": nats_url,
+                    "EVENT_PREFIX": EVENT_PREFIX,
+                    **(users[OPERATOR].environment() if users else {}),
+                    **log_keys.verifying_environment(),
+                }.items()
             )
-            say(f"  ... or audit it: .venv/bin/cardtable audit {first.table_id}")
+            # one line each (``say`` must not wrap them): ready to paste
+            say(f"  {operator} .venv/bin/cardtable replay {first.table_id} --seat 0")
+            say(f"  ... or audit it: {operator} .venv/bin/cardtable audit {first.table_id}")
             if exit_after_demo:
                 return 0
         say("serving until Ctrl-C ...")

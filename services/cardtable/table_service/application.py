@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import nats.errors
 from nats.js.errors import APIError
 
+from cardtable.platform.log_signing import LogIntegrityError
 from cardtable.platform.logging import get_logger
 from cardtable.platform.tracing import current_trace_id
 from cardtable.table_service.auth import Principal
@@ -27,12 +28,14 @@ from cardtable.table_service.errors import (
     BadRequestError,
     ConcurrencyConflictError,
     DependencyUnavailableError,
+    LogTamperedError,
     PermissionDeniedError,
     RuleViolationError,
     TableNotFoundError,
 )
 from cardtable.table_service.events import public, timestamp
 from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
+from cardtable.table_service.log_security import IntegrityListener, LogSecurity, chain_after
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.state import (
     BOT,
@@ -125,8 +128,15 @@ class TableApplication:
         index: LobbyIndex | None = None,
         bot_requests: BotRequestSink | None = None,
         finished_cache_size: int = FINISHED_CACHE_SIZE,
+        security: LogSecurity | None = None,
+        signed_from_sequence: int = 1,
     ) -> None:
         self.store = store
+        self.security = security or LogSecurity.generate()
+        #: The first stream sequence whose batches must be signed (platform/log_signing.py).
+        self.signed_from_sequence = signed_from_sequence
+        #: Told of each batch that failed verification (metrics).
+        self.integrity_listeners: list[IntegrityListener] = []
         self.rules = rules
         self.env = environment
         self.decider = Decider(rules, environment)
@@ -202,14 +212,28 @@ class TableApplication:
         self.deadlines.cancel(table_id)
 
     async def _catch_up(self, table: Table) -> None:
-        """Fold the batches after the table's sequence and bring its game state along."""
+        """Fold the batches after the table's sequence and bring its game state along.
+
+        Each batch is verified first (log_security): one that fails leaves the table as it
+        was before it, read-only, and nothing after it is folded.
+        """
         new_inputs: list[GameStep] = []
         started_before = table.game_state is not None
+        table_id = table.state.table_id
         try:
-            async for stored in self.store.read(table.state.table_id, table.state.sequence):
-                before = len(table.state.inputs)
-                apply_batch(table.state, stored.batch, stored.sequence)
-                new_inputs.extend(table.state.inputs[before:])
+            if table.broken is None:
+                async for stored in self.store.read(table_id, table.state.sequence):
+                    try:
+                        self.security.verify(table.state, stored, self.signed_from_sequence)
+                    except LogIntegrityError as error:
+                        self._broken(table, error)
+                        break
+                    before = len(table.state.inputs)
+                    apply_batch(
+                        table.state, self.security.opened(table_id, stored.batch), stored.sequence
+                    )
+                    chain_after(table.state, stored.payload)
+                    new_inputs.extend(table.state.inputs[before:])
         except (nats.errors.Error, APIError, TimeoutError) as error:
             raise DependencyUnavailableError(f"event store: {error!r}") from None
         if table.state.status == OPEN or (started_before and not new_inputs):
@@ -228,6 +252,16 @@ class TableApplication:
             return
         for step in new_inputs:
             await self._advance(table, step)
+
+    def _broken(self, table: Table, error: LogIntegrityError) -> None:
+        """A batch failed verification: the table stays read-only (module doc of log_security)."""
+        table.broken = str(error)
+        _log.error(
+            "a batch of the table's log failed verification: the table is read-only",
+            extra={"table_id": table.state.table_id, "problem": str(error)},
+        )
+        for listener in self.integrity_listeners:
+            listener(table.state.table_id, error)
 
     async def _advance(self, table: Table, step: GameStep) -> None:
         """Apply one input that another replica already logged."""
@@ -268,19 +302,34 @@ class TableApplication:
                     return Outcome(table, None, already_applied=True)
                 if creating and table.state.exists:
                     return Outcome(table, None, already_applied=True)
+                if table.broken is not None:
+                    raise LogTamperedError(
+                        f"the table's log failed verification and the table is read-only "
+                        f"until an operator has looked at it: {table.broken}"
+                    )
                 decision = await decide(table)
                 if not decision.events:
                     return Outcome(table, decision, already_applied=False)
+                deal_in_play = table.game_status.deal_number if table.game_status else 0
+                stored_events = self.security.sealed(table.state, deal_in_play, decision.events)
                 batch = events_pb2.EventBatch(
                     schema_version=SCHEMA_VERSION,
                     table_id=table_id,
                     command_id=command_id,
                     occurred_at=timestamp(self.env.now()),
-                    events=decision.events,
+                    events=stored_events,
                     table_version=table.state.version + 1,
+                    previous_batch_sha256=table.state.last_batch_sha256,
                 )
+                payload = batch.SerializeToString()
                 try:
-                    appended = await self.store.append(table_id, batch, table.state.sequence)
+                    appended = await self.store.append(
+                        table_id,
+                        command_id,
+                        payload,
+                        table.state.sequence,
+                        signature=self.security.sign(payload),
+                    )
                 except AppendConflictError:
                     continue
                 except (nats.errors.Error, APIError, TimeoutError) as error:
@@ -288,7 +337,10 @@ class TableApplication:
                 if appended.duplicate:
                     table = await self.load(table_id, refresh=True)
                     return Outcome(table, None, already_applied=True)
-                apply_batch(table.state, batch, appended.sequence)
+                # folded as written, before sealing
+                apply_batch(table.state, batch, appended.sequence, decision.events)
+                chain_after(table.state, payload)
+                table.state.signed = True
                 table.adopt(decision)
                 self._remember(table)
                 _log.debug(

@@ -48,6 +48,8 @@ class Table:
     #: the game state they belong to: valid only while that is still ``game_state``.
     views: dict[int, struct_pb2.Struct] = field(default_factory=dict)
     views_state: rules_pb2.GameState | None = None
+    #: Why the table is read-only: a batch of its log failed verification (log_security).
+    broken: str | None = None
 
     def cached_view(self, seat: int) -> struct_pb2.Struct | None:
         """The seat's view of the current game state if the last move brought it along."""

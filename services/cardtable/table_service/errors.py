@@ -31,3 +31,7 @@ class ConcurrencyConflictError(TableError):
 
 class DependencyUnavailableError(TableError):
     """The rules service or NATS cannot be reached: UNAVAILABLE."""
+
+
+class LogTamperedError(TableError):
+    """A batch of the table's log failed verification; the table is read-only: DATA_LOSS."""

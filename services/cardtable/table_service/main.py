@@ -23,9 +23,11 @@ from prometheus_client import CollectorRegistry
 
 from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import Service, serve
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
-from cardtable.platform.nats import connect_nats
+from cardtable.platform.nats import connect_nats_from_settings
+from cardtable.platform.nats_access import TABLE
 from cardtable.platform.pipeline_client import DEFAULT_LINGER_SECONDS
 from cardtable.platform.settings import (
     EnvReader,
@@ -33,12 +35,14 @@ from cardtable.platform.settings import (
     RulesClientSettings,
     ServerSettings,
     load,
+    read_event_prefix,
 )
 from cardtable.platform.tracing import outgoing_headers
 from cardtable.table_service.application import TableApplication
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.lobby_index import DEFAULT_FINISHED_RETENTION_SECONDS, LobbyIndex
+from cardtable.table_service.log_security import LogSecurity, read_log_security
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable.table_service.rules_port import RulesPort
@@ -52,29 +56,6 @@ SERVICE_NAME = table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
 
 
 @dataclass(frozen=True)
-class EventNames:
-    """Stream, subjects and buckets derived from one prefix, so a test run can own its own."""
-
-    prefix: str
-
-    @property
-    def _name(self) -> str:
-        return self.prefix.replace(".", "_").replace("-", "_")
-
-    @property
-    def stream(self) -> str:
-        return f"{self._name}_EVENTS"
-
-    @property
-    def lobby_bucket(self) -> str:
-        return f"{self._name}_TABLES"
-
-    @property
-    def bot_requests(self) -> str:
-        return f"{self.prefix}.bots.requests"
-
-
-@dataclass(frozen=True)
 class TableServiceSettings:
     server: ServerSettings
     nats: NatsSettings
@@ -83,6 +64,8 @@ class TableServiceSettings:
     #: Keys still accepted for verification while tokens signed before a rotation expire.
     previous_token_keys: tuple[str, ...]
     event_prefix: str
+    #: The keys that sign, seal, verify and open the log (log_security.py).
+    log_security: LogSecurity
     #: How long a finished table stays in the lobby (0: for ever; see lobby_index).
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS
     #: How long pipelined calls to the rules service wait for others to share their message
@@ -104,7 +87,8 @@ class TableServiceSettings:
                 for part in env.string("TOKEN_PREVIOUS_KEYS", default="").split(",")
                 if part.strip()
             ),
-            event_prefix=env.string("EVENT_PREFIX", default="cardtable"),
+            event_prefix=read_event_prefix(env),
+            log_security=read_log_security(env),
             lobby_finished_retention_seconds=env.seconds(
                 "LOBBY_FINISHED_RETENTION_SECONDS", default=DEFAULT_FINISHED_RETENTION_SECONDS
             ),
@@ -141,14 +125,15 @@ async def table_service_parts(
     jetstream: JetStreamContext,
     rules: RulesPort,
     tokens: TokenCodec,
-    names: EventNames,
+    names: LogNames,
     environment: Environment | None = None,
     registry: CollectorRegistry | None = None,
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
+    security: LogSecurity | None = None,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
-    store = EventStore(jetstream, names.stream, names.prefix)
+    store = EventStore(jetstream, names)
     await store.ensure_stream()
     index = LobbyIndex(
         jetstream,
@@ -163,7 +148,15 @@ async def table_service_parts(
         headers = {"Table-Id": table_id, **outgoing_headers()}
         await nats_client.publish(names.bot_requests, payload, headers=headers)
 
-    app = TableApplication(store, rules, environment, index, publish_bot_request)
+    app = TableApplication(
+        store,
+        rules,
+        environment,
+        index,
+        publish_bot_request,
+        security=security,
+        signed_from_sequence=store.signed_from_sequence,
+    )
     timers = TableTimers(app, environment.now)
     timers.start()
     try:
@@ -179,7 +172,10 @@ async def run(env: Mapping[str, str]) -> None:
     settings = load(env, TableServiceSettings.read)
     configure_logging(settings.server.log_level, service="table")
     log = get_logger("cardtable.table")
-    connection = await connect_nats(settings.nats.url, name="table-service", logger=log)
+    names = LogNames.from_prefix(settings.event_prefix)
+    connection = await connect_nats_from_settings(
+        settings.nats, name="table-service", inbox_prefix=names.inbox_prefix(TABLE), logger=log
+    )
     channel = grpc.aio.insecure_channel(settings.rules.address)
     rules = PipelinedRules(channel, linger_seconds=settings.pipeline_linger_seconds)
     registry = new_registry()
@@ -189,9 +185,10 @@ async def run(env: Mapping[str, str]) -> None:
             connection.jetstream,
             rules,
             TokenCodec(settings.token_signing_key, previous_keys=settings.previous_token_keys),
-            EventNames(settings.event_prefix),
+            names,
             registry=registry,
             lobby_finished_retention_seconds=settings.lobby_finished_retention_seconds,
+            security=settings.log_security,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:

@@ -12,6 +12,7 @@ REJECTION_REASONS = {
     "RuleViolationError": "rule_violation",
     "ConcurrencyConflictError": "conflict",
     "DependencyUnavailableError": "unavailable",
+    "LogTamperedError": "log_tampered",
 }
 
 
@@ -31,6 +32,28 @@ class TableMetrics:
             ["method", "reason"],
             registry=registry,
         )
+
+        self.log_integrity_failures = Counter(
+            "cardtable_log_integrity_failures_total",
+            "Batches of a table's log that failed verification (forged, altered, reordered, "
+            "removed); each makes its table read-only. Alert on any increase.",
+            ["reason"],
+            registry=registry,
+        )
+
+    def log_integrity_failed(self, table_id: str, error: Exception) -> None:
+        reason = str(getattr(error, "reason", "unknown"))
+        if reason.startswith("signed by unknown key"):
+            reason = "unknown_key"
+        elif "signature" in reason:
+            reason = "bad_signature"
+        elif "not signed" in reason:
+            reason = "unsigned"
+        elif "follow" in reason:
+            reason = "broken_chain"
+        else:
+            reason = "other"
+        self.log_integrity_failures.labels(reason).inc()
 
     def rejected(self, method: str, error: Exception) -> None:
         self.rejections.labels(method, REJECTION_REASONS.get(type(error).__name__, "other")).inc()

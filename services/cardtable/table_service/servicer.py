@@ -19,6 +19,7 @@ from nats.aio.client import Client as NatsClient
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
 from cardtable.platform.grpc_server import bounded_details
+from cardtable.platform.log_signing import ALGORITHM
 from cardtable.platform.logging import get_logger
 from cardtable.platform.tracing import context_from_metadata, current, current_trace_id
 from cardtable.table_service.application import (
@@ -33,6 +34,7 @@ from cardtable.table_service.errors import (
     BadRequestError,
     ConcurrencyConflictError,
     DependencyUnavailableError,
+    LogTamperedError,
     NotAuthenticatedError,
     PermissionDeniedError,
     RuleViolationError,
@@ -81,6 +83,7 @@ _STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
     RuleViolationError: grpc.StatusCode.FAILED_PRECONDITION,
     ConcurrencyConflictError: grpc.StatusCode.ABORTED,
     DependencyUnavailableError: grpc.StatusCode.UNAVAILABLE,
+    LogTamperedError: grpc.StatusCode.DATA_LOSS,
 }
 
 
@@ -148,6 +151,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._metrics = metrics
         self._changes = TableChanges(nats, app.store)
         app.appended_listeners.append(self._changes.appended)
+        if metrics is not None:
+            app.integrity_listeners.append(metrics.log_integrity_failed)
 
     def _principal(self, context: Context) -> Principal:
         return self._tokens.verify(bearer_token(context.invocation_metadata()))
@@ -478,20 +483,50 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         seat: int | None,
         principal: Principal | None,
     ) -> table_pb2.WatchTableResponse:
-        """Only the events the viewer may see; a viewer who lost the seat sees public ones.
+        """Only the events the viewer may see, opened; a viewer who lost the seat sees public
+        ones. Only batches that passed verification are sent (log_security).
 
         Who holds the seat is judged at this batch's version or later: this replica's cached
         table lags the batches another replica appended, and a seat given up there (a leave,
         a computer player's takeover) must stop showing its cards here from that batch on.
         """
-        if seat is not None and principal is not None:
-            table = await self._app.read(table_id, min_version=batch.table_version)
-            if not holds_seat(table, seat, principal):
-                seat = None
+        table = await self._app.read(table_id, min_version=batch.table_version)
+        if batch.table_version > table.state.version:
+            raise LogTamperedError(
+                f"the table's log failed verification after version {table.state.version}: "
+                f"{table.broken or 'the batch is not in the log'}"
+            )
+        if seat is not None and (principal is None or not holds_seat(table, seat, principal)):
+            seat = None
+        security = self._app.security
         return table_pb2.WatchTableResponse(
             version=batch.table_version,
-            events=[event for event in batch.events if visible(event, seat)],
+            events=[
+                security.open_event(table_id, event)
+                for event in batch.events
+                if visible(event, seat)
+            ],
         )
+
+    async def GetLogKeys(
+        self, request: table_pb2.GetLogKeysRequest, context: Context
+    ) -> table_pb2.GetLogKeysResponse:
+        async def work() -> table_pb2.GetLogKeysResponse:
+            security = self._app.security
+            current = security.signer.key_id
+            return table_pb2.GetLogKeysResponse(
+                keys=[
+                    table_pb2.LogKey(
+                        key_id=key_id,
+                        algorithm=ALGORITHM,
+                        public_key=public_key,
+                        current=key_id == current,
+                    )
+                    for key_id, public_key in sorted(security.verifier.public_keys.items())
+                ]
+            )
+
+        return await guarded(context, work, self._metrics, "GetLogKeys")
 
     async def GetGameRecord(
         self, request: table_pb2.GetGameRecordRequest, context: Context

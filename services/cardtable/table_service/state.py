@@ -8,7 +8,7 @@ state itself (hidden cards, whose turn it is) is the rules service's: see ``Tabl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from cardtable_api.common.v1 import common_pb2
@@ -48,6 +48,8 @@ class DealProof:
     seed: str = ""
     deck_order: tuple[str, ...] = ()
     revealed: bool = False
+    #: The sealing key the deal's hidden events are sealed under.
+    sealing_key_id: str = ""
 
 
 @dataclass
@@ -120,6 +122,10 @@ class TableState:
     #: garbage collector does not track, where a set is tracked and walked by every full
     #: collection (one per table in memory, with all its ids).
     command_ids: dict[str, None] = field(default_factory=dict)
+    #: SHA-256 of the table's last stored batch, which the next one must name (log_security).
+    last_batch_sha256: bytes = b""
+    #: Whether a signed batch has been folded: an unsigned one can no longer follow.
+    signed: bool = False
 
     @property
     def exists(self) -> bool:
@@ -178,7 +184,9 @@ def _game_started(state: TableState, event: events_pb2.GameStarted, at: float) -
 
 
 def _deal_committed(state: TableState, event: events_pb2.DealCommitted, at: float) -> None:
-    state.deals[event.deal_number] = DealProof(commitment=event.commitment)
+    state.deals[event.deal_number] = DealProof(
+        commitment=event.commitment, sealing_key_id=event.sealing_key_id
+    )
 
 
 def _deal_shuffled(state: TableState, event: events_pb2.DealShuffled, at: float) -> None:
@@ -252,19 +260,27 @@ _HANDLERS: dict[str, Callable[[TableState, object, float], None]] = {
     "bot_seat_requested": _nothing,
     "game_finished": _game_finished,  # type: ignore[dict-item]
     "rematch_created": _rematch_created,  # type: ignore[dict-item]
+    # opened before folding (log_security); one that could not be is nothing to fold
+    "sealed": _nothing,
 }
 
 
-def apply_batch(state: TableState, batch: events_pb2.EventBatch, sequence: int) -> TableState:
+def apply_batch(
+    state: TableState,
+    batch: events_pb2.EventBatch,
+    sequence: int,
+    events: Iterable[events_pb2.Event] | None = None,
+) -> TableState:
     """Fold one batch into ``state`` (in place) and return it.
 
-    A batch at or below the state's version is already folded in: folding it again would
-    count its moves twice, so it is ignored.
+    ``events`` stand in for the batch's own when given: the plain events of a batch whose
+    stored copy has them sealed. A batch at or below the state's version is already folded
+    in: folding it again would count its moves twice, so it is ignored.
     """
     if batch.table_version and batch.table_version <= state.version:
         return state
     at = _timestamp(batch.occurred_at)
-    for event in batch.events:
+    for event in batch.events if events is None else events:
         which = event.WhichOneof("body")
         if which is None:
             continue  # an event kind this version does not know: nothing to fold

@@ -15,15 +15,17 @@ be given republishing; followers then take the subject's messages as hints and r
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 
 import nats.errors
 from nats.js import JetStreamContext, api
-from nats.js.errors import APIError, BadRequestError, NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import SIGNATURE_HEADER
+from cardtable.platform.log_streams import ensure_events_stream
 from cardtable.platform.logging import get_logger
 from cardtable.platform.tracing import outgoing_headers
 from cardtable_api.events.v1 import events_pb2
@@ -32,13 +34,14 @@ _log = get_logger(__name__)
 
 SCHEMA_VERSION = 1
 WRONG_LAST_SEQUENCE = 10071
-#: "stream configuration update can not change RePublish" (NATS before 2.10).
-STREAM_CONFIG_INVALID = 10052
 STREAM_NOT_FOUND = 10059
 MESSAGE_NOT_FOUND = 10037
-DUPLICATE_WINDOW_SECONDS = 120
 #: The header of a republished message that holds its stream sequence.
 SEQUENCE_HEADER = "Nats-Sequence"
+
+
+class StreamMissingError(RuntimeError):
+    """The events stream is not there, and this process may not create it."""
 
 
 class AppendConflictError(Exception):
@@ -47,8 +50,13 @@ class AppendConflictError(Exception):
 
 @dataclass(frozen=True)
 class StoredBatch:
+    """A batch as the stream holds it: parsed, and the bytes and headers it was stored with
+    (what its signature and the next batch's chain link are checked against)."""
+
     batch: events_pb2.EventBatch
     sequence: int
+    payload: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -65,91 +73,68 @@ ORIGIN_HEADER = "Cardtable-Origin"
 class EventStore:
     """Reads and appends a table's batches."""
 
-    def __init__(self, jetstream: JetStreamContext, stream: str, subject_prefix: str) -> None:
+    def __init__(self, jetstream: JetStreamContext, names: LogNames) -> None:
         self._js = jetstream
-        self.stream = stream
-        self.subject_prefix = subject_prefix
+        self.names = names
+        self.stream = names.stream
         #: Sent with every append, so this process can tell its own messages on a subject.
         self.origin = uuid.uuid4().hex
         #: Whether live messages are stored batches (the stream republishes; see the module
         #: doc). False until :meth:`ensure_stream` has seen the stream's configuration.
         self.republishes = False
+        #: The first stream sequence whose batches must be signed (platform/log_signing.py).
+        self.signed_from_sequence = 1
 
     def subject(self, table_id: str) -> str:
-        return f"{self.subject_prefix}.table.{table_id}"
-
-    @property
-    def _republish(self) -> api.RePublish:
-        # NATS 2.9 accepts only a full-wildcard source here, so the stored subject keeps the
-        # original one whole after the prefix.
-        return api.RePublish(src=">", dest=f"{self.subject_prefix}.stored.>")
+        return self.names.table_subject(table_id)
 
     def stored_subject(self, table_id: str) -> str:
         """Where a table's batches are republished once stored."""
-        return f"{self.subject_prefix}.stored.{self.subject(table_id)}"
+        return self.names.stored_subject(table_id)
 
     def live_subject(self, table_id: str) -> str:
         """Where to follow a table live: the stored batches, or hints when not republished."""
         return self.stored_subject(table_id) if self.republishes else self.subject(table_id)
 
     async def ensure_stream(self, replicas: int = 1) -> None:
-        """Create the stream if missing (file storage, no deletes, no purges), and make an
-        existing one republish its stored messages (streams made before it did)."""
-        config = api.StreamConfig(
-            name=self.stream,
-            subjects=[f"{self.subject_prefix}.table.*"],
-            storage=api.StorageType.FILE,
-            retention=api.RetentionPolicy.LIMITS,
-            deny_delete=True,
-            deny_purge=True,
-            duplicate_window=DUPLICATE_WINDOW_SECONDS,
-            num_replicas=replicas,
-            allow_direct=True,
-            republish=self._republish,
-        )
+        """Check the stream (platform/log_streams.py), creating it where this user may.
+
+        Under NATS authorization only the provisioner may create or change streams: a stream
+        that is missing then stops the service with a sentence naming what to run.
+        """
         try:
-            info = await self._js.stream_info(self.stream)
-        except NotFoundError:
-            with contextlib.suppress(BadRequestError):  # another replica created it first
-                await self._js.add_stream(config)
-            info = await self._js.stream_info(self.stream)
-        wanted = self._republish
-        have = info.config.republish
-        if have is not None and (have.src, have.dest) == (wanted.src, wanted.dest):
-            self.republishes = True
-            return
-        info.config.republish = wanted
-        try:
-            await self._js.update_stream(info.config)
-        except APIError as error:
-            if error.err_code != STREAM_CONFIG_INVALID:
-                raise
-            _log.warning(
-                "the event stream cannot republish on this NATS server (before 2.10): live "
-                "followers read the log on every change; upgrade NATS to lift this",
-                extra={"stream": self.stream, "error": str(error.description)},
-            )
-            return
-        self.republishes = True
+            stream = await ensure_events_stream(self._js, self.names, replicas)
+        except (TimeoutError, nats.errors.TimeoutError):
+            raise StreamMissingError(
+                f"the events stream {self.stream} is missing or not as provisioned, and this "
+                "NATS user may not create or change it: run cardtable-provision with the "
+                "provisioner's credentials first"
+            ) from None
+        self.republishes = stream.republishes
+        self.signed_from_sequence = stream.signed_from_sequence
 
     async def append(
         self,
         table_id: str,
-        batch: events_pb2.EventBatch,
+        command_id: str,
+        payload: bytes,
         expected_sequence: int,
+        signature: str = "",
         timeout_seconds: float = 5.0,
     ) -> AppendResult:
-        """Append ``batch`` if the subject's last sequence is still ``expected_sequence``."""
+        """Append a serialized batch if the subject's last sequence is still
+        ``expected_sequence``, with its signature header (platform/log_signing.py)."""
         headers = {
             # NATS de-duplicates by message id across the whole stream: scope it to the table.
-            "Nats-Msg-Id": f"{table_id}:{batch.command_id}",
+            "Nats-Msg-Id": f"{table_id}:{command_id}",
             "Nats-Expected-Last-Subject-Sequence": str(expected_sequence),
             "Cardtable-Schema": str(SCHEMA_VERSION),
             ORIGIN_HEADER: self.origin,
             # the move's trace context travels with its events to every projection
             **outgoing_headers(),
         }
-        payload = batch.SerializeToString()
+        if signature:
+            headers[SIGNATURE_HEADER] = signature
         try:
             ack = await self._js.publish(
                 self.subject(table_id),
@@ -163,7 +148,7 @@ class EventStore:
                 raise AppendConflictError(str(error.description)) from None
             raise
         except (TimeoutError, nats.errors.TimeoutError):
-            return await self._resolve_unclear(table_id, batch.command_id)
+            return await self._resolve_unclear(table_id, command_id)
         return AppendResult(sequence=ack.seq, duplicate=bool(ack.duplicate))
 
     async def _resolve_unclear(self, table_id: str, command_id: str) -> AppendResult:
@@ -198,7 +183,10 @@ class EventStore:
 
 
 def _stored(message: api.RawStreamMsg) -> StoredBatch:
+    payload = message.data or b""
     batch = events_pb2.EventBatch()
-    batch.ParseFromString(message.data or b"")
+    batch.ParseFromString(payload)
     assert message.seq is not None
-    return StoredBatch(batch=batch, sequence=message.seq)
+    return StoredBatch(
+        batch=batch, sequence=message.seq, payload=payload, headers=message.headers or {}
+    )

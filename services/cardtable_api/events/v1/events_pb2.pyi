@@ -55,6 +55,7 @@ class EventBatch(_message.Message):
     OCCURRED_AT_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     TABLE_VERSION_FIELD_NUMBER: _builtins.int
+    PREVIOUS_BATCH_SHA256_FIELD_NUMBER: _builtins.int
     schema_version: _builtins.int
     """Version of this envelope's schema; readers reject versions they do not know."""
     table_id: _builtins.str
@@ -62,6 +63,12 @@ class EventBatch(_message.Message):
     """The client-supplied command id (also the Nats-Msg-Id), for idempotency."""
     table_version: _builtins.int
     """The table version (number of batches) after this batch."""
+    previous_batch_sha256: _builtins.bytes
+    """SHA-256 of the previous batch's stored bytes on the same table (empty for the first):
+    the batches of a table form a chain, so none can be removed, reordered or altered
+    without breaking it. The table service signs each batch's bytes; the signature travels
+    in the message's `Cardtable-Signature` header (docs/security.md).
+    """
     @_builtins.property
     def occurred_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -75,10 +82,11 @@ class EventBatch(_message.Message):
         occurred_at: _timestamp_pb2.Timestamp | None = ...,
         events: _abc.Iterable[Global___Event] | None = ...,
         table_version: _builtins.int = ...,
+        previous_batch_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["occurred_at", b"occurred_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "events", b"events", "occurred_at", b"occurred_at", "schema_version", b"schema_version", "table_id", b"table_id", "table_version", b"table_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "events", b"events", "occurred_at", b"occurred_at", "previous_batch_sha256", b"previous_batch_sha256", "schema_version", b"schema_version", "table_id", b"table_id", "table_version", b"table_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -107,6 +115,7 @@ class Event(_message.Message):
     GAME_FINISHED_FIELD_NUMBER: _builtins.int
     REMATCH_CREATED_FIELD_NUMBER: _builtins.int
     DEAL_COMMITTED_FIELD_NUMBER: _builtins.int
+    SEALED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def audience(self) -> _common_pb2.Audience: ...
     @_builtins.property
@@ -141,6 +150,8 @@ class Event(_message.Message):
     def rematch_created(self) -> Global___RematchCreated: ...
     @_builtins.property
     def deal_committed(self) -> Global___DealCommitted: ...
+    @_builtins.property
+    def sealed(self) -> Global___SealedEvent: ...
     def __init__(
         self,
         *,
@@ -161,16 +172,56 @@ class Event(_message.Message):
         game_finished: Global___GameFinished | None = ...,
         rematch_created: Global___RematchCreated | None = ...,
         deal_committed: Global___DealCommitted | None = ...,
+        sealed: Global___SealedEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_committed", b"deal_committed", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_committed", b"deal_committed", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "sealed", b"sealed", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_committed", b"deal_committed", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_taken", b"action_taken", "audience", b"audience", "body", b"body", "bot_seat_requested", b"bot_seat_requested", "deal_committed", b"deal_committed", "deal_seed_revealed", b"deal_seed_revealed", "deal_shuffled", b"deal_shuffled", "fact_recorded", b"fact_recorded", "game_finished", b"game_finished", "game_started", b"game_started", "player_left", b"player_left", "player_seated", b"player_seated", "rematch_created", b"rematch_created", "sealed", b"sealed", "seat_handed_to_bot", b"seat_handed_to_bot", "seat_reclaimed", b"seat_reclaimed", "table_created", b"table_created", "turn_timed_out", b"turn_timed_out", "turn_timer_started", b"turn_timer_started"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["table_created", "player_seated", "player_left", "game_started", "deal_shuffled", "deal_seed_revealed", "action_taken", "fact_recorded", "turn_timer_started", "turn_timed_out", "seat_handed_to_bot", "seat_reclaimed", "bot_seat_requested", "game_finished", "rematch_created", "deal_committed"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["table_created", "player_seated", "player_left", "game_started", "deal_shuffled", "deal_seed_revealed", "action_taken", "fact_recorded", "turn_timer_started", "turn_timed_out", "seat_handed_to_bot", "seat_reclaimed", "bot_seat_requested", "game_finished", "rematch_created", "deal_committed", "sealed"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
 Global___Event: _TypeAlias = Event  # noqa: Y015
+
+@_typing.final
+class SealedEvent(_message.Message):
+    """An event only some seats (or only the servers) may see, stored encrypted: the log can be
+    read by components and operators who must not learn a running deal's hidden cards. The
+    `audience` of the enclosing Event is the sealed event's own. `ciphertext` is the AEAD
+    (AES-256-GCM) encryption of the serialized Event it stands for, under the deal's key; the
+    table service derives that key from its sealing key, and publishes it in
+    DealSeedRevealed.deal_key when the deal ends, after which anyone can open the deal's events.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_NUMBER_FIELD_NUMBER: _builtins.int
+    SEALING_KEY_ID_FIELD_NUMBER: _builtins.int
+    NONCE_FIELD_NUMBER: _builtins.int
+    CIPHERTEXT_FIELD_NUMBER: _builtins.int
+    deal_number: _builtins.int
+    """The deal whose key opens it."""
+    sealing_key_id: _builtins.str
+    """The table service's sealing key the deal key derives from (as in DealCommitted)."""
+    nonce: _builtins.bytes
+    """The 12-byte AES-GCM nonce."""
+    ciphertext: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        deal_number: _builtins.int = ...,
+        sealing_key_id: _builtins.str = ...,
+        nonce: _builtins.bytes = ...,
+        ciphertext: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ciphertext", b"ciphertext", "deal_number", b"deal_number", "nonce", b"nonce", "sealing_key_id", b"sealing_key_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SealedEvent: _TypeAlias = SealedEvent  # noqa: Y015
 
 @_typing.final
 class TableSettings(_message.Message):
@@ -360,17 +411,21 @@ class DealCommitted(_message.Message):
 
     DEAL_NUMBER_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
+    SEALING_KEY_ID_FIELD_NUMBER: _builtins.int
     deal_number: _builtins.int
     commitment: _builtins.str
+    sealing_key_id: _builtins.str
+    """The sealing key this deal's hidden events are sealed under (SealedEvent)."""
     def __init__(
         self,
         *,
         deal_number: _builtins.int = ...,
         commitment: _builtins.str = ...,
+        sealing_key_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_number", b"deal_number"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_number", b"deal_number", "sealing_key_id", b"sealing_key_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -378,8 +433,8 @@ Global___DealCommitted: _TypeAlias = DealCommitted  # noqa: Y015
 
 @_typing.final
 class DealShuffled(_message.Message):
-    """A deal's shuffle, server only until DealSeedRevealed publishes the seed: the seed and the
-    deck order derived from it (docs/fair-deals.md).
+    """A deal's shuffle, server only (and sealed in the log) until DealSeedRevealed publishes the
+    seed: the seed and the deck order derived from it (docs/fair-deals.md).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -416,20 +471,26 @@ class DealSeedRevealed(_message.Message):
     DEAL_NUMBER_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEAL_KEY_FIELD_NUMBER: _builtins.int
     deal_number: _builtins.int
     seed: _builtins.str
     """The seed, hex; SHA-256 of its bytes equals the commitment, and it reproduces the deck."""
     commitment: _builtins.str
+    deal_key: _builtins.bytes
+    """The 32-byte key that opens this deal's sealed events (SealedEvent), now that they may be
+    seen: what they hid is implied by the seed and the play anyway.
+    """
     def __init__(
         self,
         *,
         deal_number: _builtins.int = ...,
         seed: _builtins.str = ...,
         commitment: _builtins.str = ...,
+        deal_key: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_number", b"deal_number", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_key", b"deal_key", "deal_number", b"deal_number", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -708,6 +708,73 @@ class GetGameRecordResponse(_message.Message):
 Global___GetGameRecordResponse: _TypeAlias = GetGameRecordResponse  # noqa: Y015
 
 @_typing.final
+class GetLogKeysRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLogKeysRequest: _TypeAlias = GetLogKeysRequest  # noqa: Y015
+
+@_typing.final
+class LogKey(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    ALGORITHM_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    key_id: _builtins.str
+    """The first 16 hex digits of SHA-256 of the public key: what a batch's signature names."""
+    algorithm: _builtins.str
+    """"ed25519"."""
+    public_key: _builtins.bytes
+    """The raw 32-byte public key."""
+    current: _builtins.bool
+    """Whether new batches are signed with it."""
+    def __init__(
+        self,
+        *,
+        key_id: _builtins.str = ...,
+        algorithm: _builtins.str = ...,
+        public_key: _builtins.bytes = ...,
+        current: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "current", b"current", "key_id", b"key_id", "public_key", b"public_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogKey: _TypeAlias = LogKey  # noqa: Y015
+
+@_typing.final
+class GetLogKeysResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEYS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___LogKey]: ...
+    def __init__(
+        self,
+        *,
+        keys: _abc.Iterable[Global___LogKey] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["keys", b"keys"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLogKeysResponse: _TypeAlias = GetLogKeysResponse  # noqa: Y015
+
+@_typing.final
 class PipelineRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -97,6 +97,11 @@ class TableServiceStub:
                 request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.SerializeToString,
                 response_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordResponse.FromString,
                 _registered_method=True)
+        self.GetLogKeys = channel.unary_unary(
+                '/cardtable.table.v1.TableService/GetLogKeys',
+                request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetLogKeysRequest.SerializeToString,
+                response_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetLogKeysResponse.FromString,
+                _registered_method=True)
         self.Pipeline = channel.stream_stream(
                 '/cardtable.table.v1.TableService/Pipeline',
                 request_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.PipelineRequest.SerializeToString,
@@ -195,6 +200,14 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLogKeys(self, request, context):
+        """The public keys that verify the event log's batch signatures (docs/security.md): the
+        current one and those retired but still accepted. No token needed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Pipeline(self, request_iterator, context):
         """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
         stream, for a backend that serves many players at once (a game front end, a bot fleet),
@@ -273,6 +286,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.GetGameRecord,
                     request_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.FromString,
                     response_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordResponse.SerializeToString,
+            ),
+            'GetLogKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLogKeys,
+                    request_deserializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetLogKeysRequest.FromString,
+                    response_serializer=cardtable_dot_table_dot_v1_dot_table__pb2.GetLogKeysResponse.SerializeToString,
             ),
             'Pipeline': grpc.stream_stream_rpc_method_handler(
                     servicer.Pipeline,
@@ -607,6 +625,33 @@ class TableService:
             '/cardtable.table.v1.TableService/GetGameRecord',
             cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordRequest.SerializeToString,
             cardtable_dot_table_dot_v1_dot_table__pb2.GetGameRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLogKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardtable.table.v1.TableService/GetLogKeys',
+            cardtable_dot_table_dot_v1_dot_table__pb2.GetLogKeysRequest.SerializeToString,
+            cardtable_dot_table_dot_v1_dot_table__pb2.GetLogKeysResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -63,6 +63,10 @@ class TableServiceStub:
     """
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetGameRecordRequest, _table_pb2.GetGameRecordResponse]
     """A finished game's record (the engine's record format, JSON)."""
+    GetLogKeys: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetLogKeysRequest, _table_pb2.GetLogKeysResponse]
+    """The public keys that verify the event log's batch signatures (docs/security.md): the
+    current one and those retired but still accepted. No token needed.
+    """
     Pipeline: _grpc.StreamStreamMultiCallable[_table_pb2.PipelineRequest, _table_pb2.PipelineResponse]
     """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
     stream, for a backend that serves many players at once (a game front end, a bot fleet),
@@ -111,6 +115,10 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.GetGameRecordRequest, _table_pb2.GetGameRecordResponse]  # type: ignore[assignment]
     """A finished game's record (the engine's record format, JSON)."""
+    GetLogKeys: _aio.UnaryUnaryMultiCallable[_table_pb2.GetLogKeysRequest, _table_pb2.GetLogKeysResponse]  # type: ignore[assignment]
+    """The public keys that verify the event log's batch signatures (docs/security.md): the
+    current one and those retired but still accepted. No token needed.
+    """
     Pipeline: _aio.StreamStreamMultiCallable[_table_pb2.PipelineRequest, _table_pb2.PipelineResponse]  # type: ignore[assignment]
     """Many players' CreateTable, JoinTable, GetTable and MakeMove calls over one long-lived
     stream, for a backend that serves many players at once (a game front end, a bot fleet),
@@ -228,6 +236,16 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.GetGameRecordResponse, _abc.Awaitable[_table_pb2.GetGameRecordResponse]]:
         """A finished game's record (the engine's record format, JSON)."""
+
+    @_abc_1.abstractmethod
+    def GetLogKeys(
+        self,
+        request: _table_pb2.GetLogKeysRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.GetLogKeysResponse, _abc.Awaitable[_table_pb2.GetLogKeysResponse]]:
+        """The public keys that verify the event log's batch signatures (docs/security.md): the
+        current one and those retired but still accepted. No token needed.
+        """
 
     @_abc_1.abstractmethod
     def Pipeline(

@@ -1,0 +1,284 @@
+"""Signed, hash-chained batches: who wrote a table's log, and that none of it was changed.
+
+Every batch the table service appends names the SHA-256 of the table's previous stored batch
+(``EventBatch.previous_batch_sha256``) and is signed with the table service's Ed25519 key; the
+signature travels in the message's ``Cardtable-Signature`` header as
+``ed25519 <key id> <base64 signature>`` over the stored bytes. A key id is the first 16 hex
+digits of SHA-256 of the raw public key, so it cannot disagree with the key it names.
+
+:class:`ChainCheck` follows one table's batches in log order and raises
+:class:`LogIntegrityError` on a batch that is unsigned where signing is due, signed by an
+unknown key, signed wrongly, or that does not follow the previous batch (altered, removed,
+reordered or replayed). A batch stored before signing began in the stream
+(``signed_from_sequence``) is accepted as *written before signing*, and never called signed.
+
+Keys are given as base64 of the raw 32 bytes (private: the seed; public: the point) or as PEM.
+
+    >>> signer = BatchSigner.generate()
+    >>> header = signer.sign(b"batch bytes")
+    >>> verifier = BatchVerifier([signer.public_key])
+    >>> verifier.verify(b"batch bytes", header) == signer.key_id
+    True
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from cardtable_api.events.v1 import events_pb2
+
+SIGNATURE_HEADER = "Cardtable-Signature"
+ALGORITHM = "ed25519"
+#: Signatures cover this prefix and the batch, so they mean nothing in any other context.
+DOMAIN = b"cardtable event batch v1\x00"
+#: The stream metadata key naming the first sequence whose batches must be signed.
+SIGNED_FROM_METADATA = "cardtable_signed_from_sequence"
+
+
+class LogKeyError(ValueError):
+    """A key given in the configuration cannot be read."""
+
+
+class LogIntegrityError(Exception):
+    """A batch of a table's log fails verification; ``reason`` says how."""
+
+    def __init__(self, reason: str, sequence: int = 0, version: int = 0) -> None:
+        where = f"batch at stream sequence {sequence}" if sequence else "a batch"
+        if version:
+            where += f" (table version {version})"
+        super().__init__(f"{where}: {reason}")
+        self.reason = reason
+        self.sequence = sequence
+        self.version = version
+
+
+def batch_sha256(payload: bytes) -> bytes:
+    """The digest the next batch of the same table names as its predecessor."""
+    return hashlib.sha256(payload).digest()
+
+
+def _raw_public(public: Ed25519PublicKey) -> bytes:
+    return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def key_id_of(public_key: bytes) -> str:
+    """The id a signature names its key by."""
+    return hashlib.sha256(public_key).hexdigest()[:16]
+
+
+def _decode(text: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise LogKeyError(f"{what} is neither PEM nor base64") from None
+
+
+def load_private_key(text: str) -> Ed25519PrivateKey:
+    """An Ed25519 private key from PEM (PKCS#8) or base64 of its 32-byte seed."""
+    if "-----BEGIN" in text:
+        key = serialization.load_pem_private_key(text.encode(), password=None)
+        if not isinstance(key, Ed25519PrivateKey):
+            raise LogKeyError("the log signing key is not an Ed25519 key")
+        return key
+    raw = _decode(text, "the log signing key")
+    if len(raw) != 32:
+        raise LogKeyError("the log signing key must be 32 bytes (base64 of an Ed25519 seed)")
+    return Ed25519PrivateKey.from_private_bytes(raw)
+
+
+def load_public_key(text: str) -> bytes:
+    """The raw 32 bytes of an Ed25519 public key given as PEM or base64."""
+    if "-----BEGIN" in text:
+        key = serialization.load_pem_public_key(text.encode())
+        if not isinstance(key, Ed25519PublicKey):
+            raise LogKeyError("a log verifying key is not an Ed25519 key")
+        return _raw_public(key)
+    raw = _decode(text, "a log verifying key")
+    if len(raw) != 32:
+        raise LogKeyError("a log verifying key must be 32 bytes (base64 of an Ed25519 key)")
+    return raw
+
+
+def parse_public_keys(text: str) -> list[bytes]:
+    """Public keys separated by commas or whitespace (base64), or PEM blocks one after another."""
+    if "-----BEGIN" in text:
+        blocks = text.split("-----END PUBLIC KEY-----")
+        return [
+            load_public_key(block + "-----END PUBLIC KEY-----")
+            for block in blocks
+            if "BEGIN" in block
+        ]
+    return [load_public_key(part) for part in text.replace(",", " ").split() if part]
+
+
+class BatchSigner:
+    """Signs batches with the table service's private key."""
+
+    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+        self._private = private_key
+        self.public_key = _raw_public(private_key.public_key())
+        self.key_id = key_id_of(self.public_key)
+        self._prefix = f"{ALGORITHM} {self.key_id} "
+
+    @classmethod
+    def generate(cls) -> BatchSigner:
+        """A signer with a fresh key (development stacks and tests)."""
+        return cls(Ed25519PrivateKey.generate())
+
+    @classmethod
+    def from_text(cls, text: str) -> BatchSigner:
+        return cls(load_private_key(text))
+
+    def private_text(self) -> str:
+        """The private key as base64 of its seed, the form ``LOG_SIGNING_KEY`` takes."""
+        raw = self._private.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
+        return base64.b64encode(raw).decode()
+
+    def public_text(self) -> str:
+        """The public key as base64, the form ``LOG_VERIFYING_KEYS`` takes."""
+        return base64.b64encode(self.public_key).decode()
+
+    def sign(self, payload: bytes) -> str:
+        """The ``Cardtable-Signature`` header value for ``payload``."""
+        signature = self._private.sign(DOMAIN + payload)
+        return self._prefix + base64.b64encode(signature).decode()
+
+
+class BatchVerifier:
+    """Checks signatures against known public keys (the current one and retired ones)."""
+
+    def __init__(self, public_keys: Iterable[bytes]) -> None:
+        self._keys: dict[str, Ed25519PublicKey] = {}
+        self.public_keys: dict[str, bytes] = {}
+        for raw in public_keys:
+            key_id = key_id_of(raw)
+            self._keys[key_id] = Ed25519PublicKey.from_public_bytes(raw)
+            self.public_keys[key_id] = raw
+
+    def verify(self, payload: bytes, header: str) -> str:
+        """The key id that signed ``payload``; :class:`LogIntegrityError` otherwise."""
+        parts = header.split(" ")
+        if len(parts) != 3 or parts[0] != ALGORITHM:
+            raise LogIntegrityError(f"the signature header is malformed ({header[:40]!r})")
+        _, key_id, text = parts
+        key = self._keys.get(key_id)
+        if key is None:
+            raise LogIntegrityError(f"signed by unknown key {key_id[:16]!r}")
+        try:
+            signature = base64.b64decode(text, validate=True)
+            key.verify(signature, DOMAIN + payload)
+        except (binascii.Error, ValueError, InvalidSignature):
+            raise LogIntegrityError(f"the signature by key {key_id} does not match") from None
+        return key_id
+
+
+def signed_from_sequence(metadata: Mapping[str, str] | None) -> int:
+    """The first stream sequence whose batches must be signed (1: all of them).
+
+    Provisioning records it in the stream's metadata when it finds a stream written before
+    signing; a stream without the record requires every batch to be signed.
+    """
+    value = (metadata or {}).get(SIGNED_FROM_METADATA, "")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def check_next(
+    verifier: BatchVerifier,
+    payload: bytes,
+    headers: Mapping[str, str] | None,
+    sequence: int,
+    batch: events_pb2.EventBatch,
+    *,
+    last_sha256: bytes,
+    last_version: int,
+    signed_before: bool,
+    signed_from: int,
+) -> str | None:
+    """Check the next batch of a table (its stored bytes, headers and parsed form) against
+    what came before; the signing key id, or None for a batch written before signing.
+
+    Raises :class:`LogIntegrityError` naming the batch.
+    """
+    version = batch.table_version
+    header = (headers or {}).get(SIGNATURE_HEADER)
+    if header is None:
+        if sequence >= signed_from or signed_before:
+            raise LogIntegrityError("the batch is not signed", sequence, version)
+        key_id = None
+    else:
+        try:
+            key_id = verifier.verify(payload, header)
+        except LogIntegrityError as error:
+            raise LogIntegrityError(error.reason, sequence, version) from None
+        if batch.previous_batch_sha256 != last_sha256:
+            raise LogIntegrityError(
+                "it does not follow the table's previous batch (a batch was removed, "
+                "reordered, altered or replayed)",
+                sequence,
+                version,
+            )
+    if version != last_version + 1:
+        raise LogIntegrityError(
+            f"table version {version} follows version {last_version}", sequence, version
+        )
+    return key_id
+
+
+@dataclass
+class ChainCheck:
+    """One table's batches in log order: each signed (where due) and following the last."""
+
+    verifier: BatchVerifier
+    signed_from: int = 1
+    #: The digest of the last batch checked (empty before the first).
+    last_sha256: bytes = b""
+    #: The table version of the last batch checked.
+    version: int = 0
+    #: Batches accepted as written before signing, and the key ids of the signed ones.
+    unsigned: int = 0
+    signers: dict[str, int] = field(default_factory=dict)
+
+    def check(
+        self,
+        payload: bytes,
+        headers: Mapping[str, str] | None,
+        sequence: int,
+        batch: events_pb2.EventBatch,
+    ) -> str | None:
+        """Accept the next batch; the key id, or None for one written before signing."""
+        key_id = check_next(
+            self.verifier,
+            payload,
+            headers,
+            sequence,
+            batch,
+            last_sha256=self.last_sha256,
+            last_version=self.version,
+            signed_before=bool(self.signers),
+            signed_from=self.signed_from,
+        )
+        if key_id is None:
+            self.unsigned += 1
+        else:
+            self.signers[key_id] = self.signers.get(key_id, 0) + 1
+        self.last_sha256 = batch_sha256(payload)
+        self.version = batch.table_version
+        return key_id
+
+    def restart_after(self, payload: bytes, batch: events_pb2.EventBatch) -> None:
+        """Go on from a batch that failed, so that one bad batch is not blamed on every later
+        one (an audit names each problem once)."""
+        self.last_sha256 = batch_sha256(payload)
+        self.version = batch.table_version
