@@ -84,6 +84,11 @@ async def test_a_game_played_through_the_table_service_is_scored_and_rated(
     )
     played = [deal for deal in record["deals"] if deal["scores"] is not None]
     assert [list(row["scores"]) for row in rows] == [deal["scores"] for deal in played]
+    if game == "hearts":  # the direction is public though the passed cards are sealed
+        passing = await projection_pool.fetch(
+            "SELECT passing FROM deals WHERE table_id = $1 ORDER BY deal_number", table_id
+        )
+        assert [row["passing"] for row in passing] == ["left"]
     assert [list(row["totals"]) for row in rows] == [deal["totals"] for deal in played]
     finals = await projection_pool.fetch(
         "SELECT player_id, total, place FROM game_players WHERE table_id = $1 ORDER BY seat",

@@ -39,6 +39,8 @@ from cardtable.engine.cards import (
 )
 from cardtable.engine.errors import IllegalAction
 from cardtable.engine.facts import (
+    PUBLIC,
+    Audience,
     CardPlayed,
     CardsDealt,
     DealScored,
@@ -99,6 +101,15 @@ class HeartsOptions:
     quick: bool = field(
         default=False, metadata={"help": "quick game: one deal instead of playing to 100"}
     )
+
+
+class PassingAnnounced(NamedTuple):
+    """Deal ``deal_number`` passes cards ``direction`` (left, right or across): public, so that
+    everyone, the log's readers too, knows it while the passed cards stay hidden."""
+
+    deal_number: int
+    direction: str
+    audience: Audience = PUBLIC
 
 
 class PassChosen(NamedTuple):
@@ -171,6 +182,7 @@ class HeartsState(GameState):
         facts.extend(CardsDealt(seat, tuple(self.hands[seat]), (seat,)) for seat in range(PLAYERS))
         if self.pass_offset:
             self._phase = PASS_PHASE
+            facts.append(PassingAnnounced(self.deal_number, PASS_DIRECTION_NAMES[self.pass_offset]))
         else:
             self._start_play()
         return facts

@@ -71,6 +71,7 @@ FACT_HANDLERS = {
     "BidMade": "_bid_made",
     "TrumpChosen": "_trump_chosen",
     "ContractChosen": "_contract_chosen",
+    "PassingAnnounced": "_passing_announced",
     "CardsPassed": "_cards_passed",
     "DealThrownIn": "_deal_thrown_in",
     "DealScored": "_deal_scored",
@@ -422,7 +423,14 @@ class Projection:
         deal.chosen_contract = fact.text("contract")
         self._deal_changed(state, deal)
 
+    def _passing_announced(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+        deal = self._current_deal(state)
+        deal.passing = fact.text("direction")
+        self._deal_changed(state, deal)
+
     def _cards_passed(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+        """Logs written before sealing: the direction from the first pass (now it is
+        ``PassingAnnounced``, as the passes are sealed)."""
         deal = self._current_deal(state)
         if deal.passing is None:
             offset = (fact.integer("to_seat") - fact.integer("seat")) % state.game.seats
