@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from cardtable.bot_service.table_client import TableClient
-from cardtable.table_service.auth import BOT
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from tests.bot_service.harness import (
@@ -114,7 +113,7 @@ async def test_a_returning_person_gets_the_seat_back(nats_url: str, cluster: Clu
         # The person comes back at their next turn. A disconnected person may not view the
         # seat, so the test looks up a legal card with a bot token (their client would know
         # its own hand).
-        peek = cluster.player("test-peek", BOT)
+        peek = cluster.computer(table_id, 2, "bots:test-peek")
         try:
             deadline = time.monotonic() + 30
             while True:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
+import psutil
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
@@ -257,6 +258,46 @@ async def test_serve_runs_until_asked_to_stop() -> None:
     assert await started[0].health.Check(health_pb2.HealthCheckRequest(service=""), None) == (
         health_pb2.HealthCheckResponse(status=NOT_SERVING)
     )
+
+
+@pytest.mark.parametrize(("listen_host", "bound"), [("127.0.0.1", {"127.0.0.1"}), ("", None)])
+async def test_the_servers_listen_where_listen_host_says(
+    listen_host: str, bound: set[str] | None
+) -> None:
+    """``cardtable run`` sets 127.0.0.1: neither gRPC nor metrics is reachable from outside."""
+    settings = ServerSettings.from_env(
+        {"GRPC_PORT": "0", "METRICS_PORT": "0", "LISTEN_HOST": listen_host}
+    )
+    stop, ready = asyncio.Event(), asyncio.Event()
+    started: list[RunningServer] = []
+
+    def on_started(server: RunningServer) -> None:
+        started.append(server)
+        ready.set()
+
+    serving = asyncio.create_task(
+        serve(
+            settings,
+            [echo_service()],
+            stop_requested=stop,
+            handle_signals=False,
+            on_started=on_started,
+        )
+    )
+    try:
+        await asyncio.wait_for(ready.wait(), 10)
+        listening = {
+            connection.laddr.ip
+            for connection in psutil.Process().net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN and connection.laddr.port == started[0].port
+        }
+        if bound is None:
+            assert listening & {"::", "0.0.0.0"}
+        else:  # gRPC may report the loopback in its IPv6-mapped form
+            assert {address.removeprefix("::ffff:") for address in listening} == bound
+    finally:
+        stop.set()
+        await asyncio.wait_for(serving, 15)
 
 
 SERVICE_MAIN = textwrap.dedent(

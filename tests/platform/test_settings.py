@@ -51,6 +51,7 @@ def test_a_complete_environment_gives_typed_settings_with_defaults() -> None:
         log_level="INFO",
         grpc_port=50051,
         metrics_port=9464,
+        listen_host="",
         max_receive_message_bytes=4 * 1024 * 1024,
         shutdown_grace_seconds=10.0,
         shutdown_drain_seconds=0.0,

@@ -47,6 +47,7 @@ async def test_two_table_and_two_bot_replicas_finish_a_set_of_games(
         table_settings = {
             **base,
             **log_security(nats_namespace.prefix).environment(),
+            "MIN_TURN_TIMER_MS": "50",
             "RULES_ADDRESS": rules_address,
         }
         tables = [await start("table", table_settings) for _ in range(2)]

@@ -27,6 +27,7 @@ from cardtable.platform.settings import NatsCredentials
 from cardtable.rules_service.main import rules_service
 from cardtable.table_service.auth import BOT, PERSON, TokenCodec
 from cardtable.table_service.commands import Environment
+from cardtable.table_service.limits import TableLimits
 from cardtable.table_service.log_security import LogSecurity
 from cardtable.table_service.main import TableServiceParts, table_service_parts
 from cardtable.table_service.rules_pipeline import PipelinedRules
@@ -46,6 +47,8 @@ def log_security(prefix: str) -> LogSecurity:
     return _LOG_SECURITY[prefix]
 
 
+#: Timeouts are tested with timers far shorter than a person would be given.
+TEST_LIMITS = TableLimits(min_turn_timer_ms=50)
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
 
 
@@ -69,6 +72,11 @@ class Cluster:
 
     def player(self, player_id: str, kind: str = PERSON) -> Player:
         return Player(self.stub(), self.tokens.issue(player_id, kind), player_id)
+
+    def computer(self, table_id: str, seat: int, player_id: str = "bots:test") -> Player:
+        """A computer player's client with the bot service's token for that one seat."""
+        token = self.tokens.issue(player_id, BOT, bot_seat=(table_id, seat))
+        return Player(self.stub(), token, player_id)
 
     async def subject_sequence(self, table_id: str) -> int:
         """The stream sequence of the table's last message (0 when none)."""
@@ -130,6 +138,7 @@ async def running_table_service(
             environment,
             registry=registry,
             security=log_security(prefix),
+            limits=TEST_LIMITS,
         ) as parts:
             server = await start_server([parts.service()], port=0, host="127.0.0.1")
             cluster = Cluster(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cardtable.stack.processes import ServiceProcess, start
-from tests.table_service.harness import SIGNING_KEY, log_security
+from tests.table_service.harness import SIGNING_KEY, TEST_LIMITS, log_security
 
 
 async def start_table_process(nats_url: str, prefix: str, rules_address: str) -> ServiceProcess:
@@ -14,6 +14,7 @@ async def start_table_process(nats_url: str, prefix: str, rules_address: str) ->
             "NATS_URL": nats_url,
             "RULES_ADDRESS": rules_address,
             "TOKEN_SIGNING_KEY": SIGNING_KEY,
+            "MIN_TURN_TIMER_MS": str(TEST_LIMITS.min_turn_timer_ms),
             **log_security(prefix).environment(),
             "EVENT_PREFIX": prefix,
         },

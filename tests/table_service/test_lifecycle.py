@@ -61,12 +61,26 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
     assert table.status == "running"
     assert [seat.kind for seat in table.seats][1:] == [events_pb2.PLAYER_KIND_BOT] * 3
     # a computer player acts for a bot seat with a bot token, never for a person's seat
-    bot = cluster.player("bot-service", BOT)
+    bot = cluster.computer(table_id, 1)
     bot_view = view_dict(await bot.view(table_id, 1))
     await bot.move(table_id, 1, pick_action(bot_view, random.Random(1)))
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await bot.view(table_id, 0)
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    # nor for another computer seat: a bot token names its one seat, and one naming none
+    # (or a person's token with a computer player's id) plays no seat at all
+    for other in (
+        bot,
+        cluster.player("bots:test", BOT),
+        cluster.computer("another-table", 2),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await other.view(table_id, 2)
+        assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await cluster.player(f"bot:{table_id}:2").view(table_id, 2)
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "computer players" in (caught.value.details() or "")
 
 
 async def _created_settings(player: Player, table_id: str) -> events_pb2.TableSettings:
@@ -175,7 +189,7 @@ async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> No
         await players[2].view(table_id, 2)
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
     # a computer player passes for seat 2; the others pass too
-    bot = cluster.player("bot-service", BOT)
+    bot = cluster.computer(table_id, 2)
     rng = random.Random(4)
     await bot.move(table_id, 2, pick_action(view_dict(await bot.view(table_id, 2)), rng))
     for seat in (0, 1, 3):
@@ -230,7 +244,7 @@ async def test_a_leaver_comes_back_by_joining_again_and_sees_the_seat(cluster: C
     # their own cards again, and the computer player's token no longer plays the seat
     view = view_dict(await players[2].view(table_id, 2))
     assert len(view["hand"]) == 13
-    bot = cluster.player("bot-service", BOT)
+    bot = cluster.computer(table_id, 2)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await bot.view(table_id, 2)
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
@@ -342,7 +356,7 @@ async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: 
     leaver, other = (last_dealer + 1) % 3, (last_dealer + 2) % 3
     await players[leaver].leave(table_id)
     movers = {last_dealer: players[last_dealer], other: players[other]}
-    movers[leaver] = cluster.player("bot-service", BOT)
+    movers[leaver] = cluster.computer(table_id, leaver)
     rng = random.Random(9)
     while (summary := await host.view(table_id, None)).status != "finished":
         status = summary.game_status

@@ -1,8 +1,9 @@
 """The table service as the bot service uses it: the same gRPC API a person's client uses.
 
-Every call carries a bot token this service signs itself (``kind: bot``). The table service
-lets such a token view and act for any seat a computer player holds, and nothing else: a
-bot never sees another seat's cards or the event log.
+Every call carries a bot token this service signs itself (``kind: bot``), naming the one seat
+it is for: a seat this replica claimed. The table service lets such a token view and act for
+that seat while a computer player holds it, and nothing else: a bot never sees another seat's
+cards or the event log.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ else:  # the runtime class is not generic
 #: Unary calls that take longer than this are abandoned and retried.
 CALL_TIMEOUT_SECONDS = 10.0
 TOKEN_TTL_SECONDS = 3600.0
+#: Seats' tokens kept for reuse (signing one costs more than a move's other work).
+MAX_CACHED_TOKENS = 4096
 
 
 class BotCredentials:
@@ -31,16 +34,28 @@ class BotCredentials:
     def __init__(self, tokens: TokenCodec, player_id: str) -> None:
         self._tokens = tokens
         self.player_id = player_id
-        self._metadata: tuple[tuple[str, str], ...] = ()
+        self._tokens_by_seat: dict[tuple[str, int | None], tuple[tuple[str, str], ...]] = {}
         self._renew_at = 0.0
 
-    def metadata(self) -> tuple[tuple[str, str], ...]:
+    def metadata(self, table_id: str, seat: int | None) -> tuple[tuple[str, str], ...]:
+        """The token for one claimed seat (None: a spectator's, which names no seat)."""
         now = time.monotonic()
         if now >= self._renew_at:
-            token = self._tokens.issue(self.player_id, BOT, ttl_seconds=TOKEN_TTL_SECONDS)
-            self._metadata = (("authorization", f"Bearer {token}"),)
+            self._tokens_by_seat.clear()
             self._renew_at = now + TOKEN_TTL_SECONDS / 2
-        return self._metadata
+        key = (table_id, seat)
+        metadata = self._tokens_by_seat.get(key)
+        if metadata is None:
+            token = self._tokens.issue(
+                self.player_id,
+                BOT,
+                ttl_seconds=TOKEN_TTL_SECONDS,
+                bot_seat=None if seat is None else (table_id, seat),
+            )
+            metadata = self._tokens_by_seat[key] = (("authorization", f"Bearer {token}"),)
+            if len(self._tokens_by_seat) > MAX_CACHED_TOKENS:
+                self._tokens_by_seat.pop(next(iter(self._tokens_by_seat)))
+        return metadata
 
 
 class TableClient:
@@ -60,7 +75,9 @@ class TableClient:
         if seat is not None:
             request.seat = seat
         return await self._stub.GetTable(
-            request, metadata=self._credentials.metadata(), timeout=CALL_TIMEOUT_SECONDS
+            request,
+            metadata=self._credentials.metadata(table_id, seat),
+            timeout=CALL_TIMEOUT_SECONDS,
         )
 
     async def make_move(
@@ -74,7 +91,9 @@ class TableClient:
             expected_version=expected_version,
         )
         return await self._stub.MakeMove(
-            request, metadata=self._credentials.metadata(), timeout=CALL_TIMEOUT_SECONDS
+            request,
+            metadata=self._credentials.metadata(table_id, seat),
+            timeout=CALL_TIMEOUT_SECONDS,
         )
 
     def watch(self, table_id: str, from_version: int) -> WatchCall:
@@ -83,7 +102,7 @@ class TableClient:
         The caller cancels the call when it no longer wants it.
         """
         request = table_pb2.WatchTableRequest(table_id=table_id, from_version=from_version)
-        return self._stub.WatchTable(request, metadata=self._credentials.metadata())
+        return self._stub.WatchTable(request, metadata=self._credentials.metadata(table_id, None))
 
     async def running_tables(self, page_size: int = 200) -> list[table_pb2.TableSummary]:
         """Every running table the lobby lists."""

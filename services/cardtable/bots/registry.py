@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from cardtable.bots.names import STRATEGY_NAMES
 from cardtable.bots.rules_based import RulesStrategy
 from cardtable.bots.search import SearchStrategy
 from cardtable.bots.strategy import RandomStrategy, Strategy
 
-STRATEGY_NAMES = ("random", "rules", "search")
+__all__ = ["STRATEGY_NAMES", "strategy_by_name"]
 
 
 def strategy_by_name(name: str, **options: Any) -> Strategy:

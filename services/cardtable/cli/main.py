@@ -629,6 +629,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             # printed commands stay one line each, ready to paste
             partial(console.print, soft_wrap=True),
             demo=not args.no_demo,
+            listen_host=args.host,
             exit_after_demo=args.exit_after_demo,
         )
     )
@@ -830,6 +831,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the whole system locally until Ctrl-C")
     run.add_argument("--log-dir", default=".run/logs", help="where the services write their logs")
     run.add_argument("--no-demo", action="store_true", help="serve without the demonstration")
+    run.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address the services listen on (default: this machine only)",
+    )
     run.add_argument(
         "--exit-after-demo", action="store_true", help="stop everything once the demo is shown"
     )

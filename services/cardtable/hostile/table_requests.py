@@ -20,6 +20,7 @@ from cardtable.hostile.scene import Client, LiveTable, Turn
 from cardtable.table_service.application import MAX_COMMAND_ID_CHARS
 from cardtable.table_service.commands import MAX_ACTION_CHARS
 from cardtable_api.common.v1 import common_pb2
+from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 
 TRANSPORT_LIMIT_BYTES = 4 * 1024 * 1024
@@ -480,9 +481,74 @@ async def replayed_command(material: Material) -> HostileRequest:
     table = rng.choice(tables)
     payload, metadata = rng.choice(table.applied)
     request = table_pb2.MakeMoveRequest.FromString(payload)
-    if rng.random() < 0.5:  # the same command id with another action: still the first result
-        request.action = rng.choice(["pass", "play AS", "bid 0", "take"])
     return table_call("replayed_command", "MakeMove", request, metadata)
+
+
+async def reused_command_id(material: Material) -> HostileRequest:
+    """An applied command's id with another action: a different command, refused."""
+    rng = material.rng
+    tables = [table for table in material.scene.tables() if table.applied]
+    table = rng.choice(tables)
+    payload, metadata = rng.choice(table.applied)
+    request = table_pb2.MakeMoveRequest.FromString(payload)
+    request.action = rng.choice(
+        [action for action in ("pass", "play AS", "bid 0", "take") if action != request.action]
+    )
+    return table_call("reused_command_id", "MakeMove", request, metadata)
+
+
+async def borrowed_identity(material: Material) -> HostileRequest:
+    """Tokens signed with the right key for identities no person may hold: a computer seat's
+    id, the bot service's, ids with control or formatting characters; or two tokens at once."""
+    rng = material.rng
+    turn = await material.scene.turn()
+    seat_id = f"bot:{turn.table.table_id}:{turn.seat}"
+    player_id = rng.choice(
+        [
+            seat_id,
+            "bots:replica-1",
+            turn.client.player_id + "\u202e",
+            turn.client.player_id + "\x00",
+            turn.client.player_id + " ",
+            "\u200b" + turn.client.player_id,
+        ]
+    )
+    token = tokens.signed(player_id, material.signing_key)
+    metadata = _as(token)
+    if rng.random() < 0.3:
+        metadata = (*turn.client.metadata, *metadata)  # which one counts would be a guess
+    method = rng.choice(["MakeMove", "GetTable"])
+    if method == "MakeMove":
+        return table_call("borrowed_identity", method, _move(turn), metadata)
+    request = table_pb2.GetTableRequest(table_id=turn.table.table_id, seat=turn.seat)
+    return table_call("borrowed_identity", method, request, metadata)
+
+
+async def oversized_settings(material: Material) -> HostileRequest:
+    """CreateTable settings outside the bounds: timers no person can meet, endless waits,
+    strategies that do not exist or are megabytes long, options with long values."""
+    rng = material.rng
+    turn = await material.scene.turn()
+    settings = rng.choice(
+        [
+            common_settings(turn_timer_ms=rng.randrange(1, 5_000)),
+            common_settings(turn_timer_ms=rng.randrange(600_001, 2**31)),
+            common_settings(fill_wait_ms=rng.randrange(600_001, 2**31)),
+            common_settings(bot_strategy=rng.choice(["genius", "RULES ", "x" * 64])),
+            common_settings(bot_strategy="x" * rng.randrange(5_000, 3_900_000)),
+        ]
+    )
+    request = table_pb2.CreateTableRequest(
+        command_id=_command_id(), game="hearts", settings=settings
+    )
+    if rng.random() < 0.2:
+        request.settings.Clear()
+        request.options.values["quick"] = "t" * rng.randrange(33, 10_000)
+    return table_call("oversized_settings", "CreateTable", request, turn.client.metadata)
+
+
+def common_settings(**fields: object) -> events_pb2.TableSettings:
+    return events_pb2.TableSettings(**fields)  # type: ignore[arg-type]
 
 
 async def size_limits(material: Material) -> HostileRequest:
@@ -559,6 +625,9 @@ GENERATORS: dict[str, Callable[[Material], Awaitable[HostileRequest]]] = {
     "illegal_card": illegal_card,
     "stale_version": stale_version,
     "replayed_command": replayed_command,
+    "reused_command_id": reused_command_id,
+    "borrowed_identity": borrowed_identity,
+    "oversized_settings": oversized_settings,
     "size_limits": size_limits,
     "near_transport_limit": near_transport_limit,
     "over_transport_limit": over_transport_limit,

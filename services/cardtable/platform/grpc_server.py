@@ -192,12 +192,15 @@ async def serve(
     log = logger or get_logger(__name__)
     stop_requested = stop_requested or asyncio.Event()
     registry = registry if registry is not None else new_registry()
-    endpoint = start_metrics_endpoint(registry, settings.metrics_port)
+    endpoint = start_metrics_endpoint(
+        registry, settings.metrics_port, settings.listen_host or "0.0.0.0"
+    )
     restore_signals = _install_signal_handlers(stop_requested) if handle_signals else None
     try:
         running = await start_server(
             services,
             port=settings.grpc_port,
+            host=settings.listen_host or "[::]",
             registry=registry,
             max_receive_message_bytes=settings.max_receive_message_bytes,
         )

@@ -201,6 +201,9 @@ class ServerSettings:
     log_level: str
     grpc_port: int
     metrics_port: int
+    #: The address the gRPC and metrics servers listen on (``LISTEN_HOST``); empty: every
+    #: interface (a container's), ``127.0.0.1`` for ``cardtable run``.
+    listen_host: str
     # Large enough for a whole table's event history in one reply, small enough to stop abuse.
     max_receive_message_bytes: int
     # Time given to in-flight RPCs after SIGTERM; keep below Kubernetes' terminationGracePeriod.
@@ -210,11 +213,13 @@ class ServerSettings:
 
     @classmethod
     def read(cls, env: EnvReader) -> Self:
-        """Read ``LOG_LEVEL``, ``GRPC_PORT``, ``METRICS_PORT`` and the tuning knobs."""
+        """Read ``LOG_LEVEL``, ``LISTEN_HOST``, ``GRPC_PORT``, ``METRICS_PORT`` and the tuning
+        knobs."""
         return cls(
             log_level=env.choice("LOG_LEVEL", choices=LOG_LEVELS, default="INFO"),
             grpc_port=env.port("GRPC_PORT", default=50051),
             metrics_port=env.port("METRICS_PORT", default=9464),
+            listen_host=env.string("LISTEN_HOST", default=""),
             max_receive_message_bytes=env.integer(
                 "GRPC_MAX_RECEIVE_MESSAGE_BYTES",
                 default=4 * 1024 * 1024,

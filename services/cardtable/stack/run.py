@@ -78,6 +78,7 @@ async def run_stack(
     exit_after_demo: bool = False,
     live: bool = True,
     handle_signals: bool = True,
+    listen_host: str = "127.0.0.1",
 ) -> int:
     """Start everything, play the demonstration, print how to reach it, serve until ``stop``."""
     stop = stop or asyncio.Event()
@@ -122,6 +123,7 @@ async def run_stack(
                 "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
                 "TABLE_ADDRESS": started["table"].address if "table" in started else "",
                 "LOG_LEVEL": "INFO",
+                "LISTEN_HOST": listen_host,
             }
             service = await start(
                 name,

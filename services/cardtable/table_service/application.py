@@ -26,6 +26,7 @@ from cardtable.table_service.commands import Decider, Decision, Environment, Tab
 from cardtable.table_service.deadlines import DeadlineBook
 from cardtable.table_service.errors import (
     BadRequestError,
+    CommandReusedError,
     ConcurrencyConflictError,
     DependencyUnavailableError,
     LogTamperedError,
@@ -34,6 +35,7 @@ from cardtable.table_service.errors import (
     TableNotFoundError,
 )
 from cardtable.table_service.events import public, timestamp
+from cardtable.table_service.limits import DEFAULT_LIMITS, TableLimits
 from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
 from cardtable.table_service.log_security import IntegrityListener, LogSecurity, chain_after
 from cardtable.table_service.rules_port import RulesPort
@@ -117,6 +119,15 @@ def check_table_id(table_id: str) -> str:
         raise BadRequestError(f"not a table id: {table_id[:64]!r}") from None
 
 
+def _same_command(command_id: str, earlier: bytes, fingerprint: bytes) -> None:
+    """Refuse a command id reused for other content (either side unrecorded: a match)."""
+    if earlier and fingerprint and earlier != fingerprint:
+        raise CommandReusedError(
+            f"command id {command_id.rsplit('/', 1)[-1]!r} was already used for a different "
+            "command at this table: send a new command id for a new command"
+        )
+
+
 class TableApplication:
     """Runs commands against tables; one instance per process, shared by all calls."""
 
@@ -130,6 +141,7 @@ class TableApplication:
         finished_cache_size: int = FINISHED_CACHE_SIZE,
         security: LogSecurity | None = None,
         signed_from_sequence: int = 1,
+        limits: TableLimits = DEFAULT_LIMITS,
     ) -> None:
         self.store = store
         self.security = security or LogSecurity.generate()
@@ -139,7 +151,7 @@ class TableApplication:
         self.integrity_listeners: list[IntegrityListener] = []
         self.rules = rules
         self.env = environment
-        self.decider = Decider(rules, environment)
+        self.decider = Decider(rules, environment, limits)
         self.index = index
         self._bot_requests = bot_requests
         self._cache: OrderedDict[str, Table] = OrderedDict()
@@ -279,11 +291,19 @@ class TableApplication:
             table.game_state, table.game_status = applied.state, applied.status
 
     # -- commands -----------------------------------------------------------------------------
-    async def create(self, command_id: str, decide: Callable[[], Awaitable[Decision]]) -> Outcome:
+    async def create(
+        self,
+        command_id: str,
+        decide: Callable[[], Awaitable[Decision]],
+        *,
+        fingerprint: bytes = b"",
+    ) -> Outcome:
         """Create a table whose id derives from the command id, so a retry finds the same one."""
         check_command_id(command_id, MAX_STORED_COMMAND_ID_CHARS)
         table_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"cardtable:create:{command_id}"))
-        return await self.execute(table_id, command_id, lambda table: decide(), creating=True)
+        return await self.execute(
+            table_id, command_id, lambda table: decide(), creating=True, fingerprint=fingerprint
+        )
 
     async def execute(
         self,
@@ -292,13 +312,19 @@ class TableApplication:
         decide: Callable[[Table], Awaitable[Decision]],
         *,
         creating: bool = False,
+        fingerprint: bytes = b"",
     ) -> Outcome:
-        """Run a command with optimistic concurrency and idempotency (see the module doc)."""
+        """Run a command with optimistic concurrency and idempotency (see the module doc).
+
+        ``fingerprint`` identifies the command's content: a retry under the same id with other
+        content is refused (:class:`CommandReusedError`) instead of answered as the first one.
+        """
         check_command_id(command_id, MAX_STORED_COMMAND_ID_CHARS)
         async with self._lock(table_id):
             for attempt in range(MAX_ATTEMPTS):
                 table = await self._table_for(table_id, creating=creating, refresh=attempt > 0)
                 if command_id in table.state.command_ids:
+                    _same_command(command_id, table.state.command_ids[command_id], fingerprint)
                     return Outcome(table, None, already_applied=True)
                 if creating and table.state.exists:
                     return Outcome(table, None, already_applied=True)
@@ -320,6 +346,7 @@ class TableApplication:
                     events=stored_events,
                     table_version=table.state.version + 1,
                     previous_batch_sha256=table.state.last_batch_sha256,
+                    command_fingerprint=fingerprint,
                 )
                 payload = batch.SerializeToString()
                 try:
@@ -336,6 +363,8 @@ class TableApplication:
                     raise DependencyUnavailableError(f"event store: {error!r}") from None
                 if appended.duplicate:
                     table = await self.load(table_id, refresh=True)
+                    earlier = table.state.command_ids.get(command_id, b"")
+                    _same_command(command_id, earlier, fingerprint)
                     return Outcome(table, None, already_applied=True)
                 # folded as written, before sealing
                 apply_batch(table.state, batch, appended.sequence, decision.events)

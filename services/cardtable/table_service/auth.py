@@ -2,13 +2,21 @@
 
 Every mutating call carries ``authorization: Bearer <token>``. The token names the player
 (``sub``) and whether it is a person or a computer player (``kind``). The bot service signs
-its own tokens with the same key: it is an internal service, and a bot token may act only
-for seats that a computer player holds.
+its own tokens with the same key: it is an internal service, and each of its tokens names the
+one seat it may act for (``seat``: ``<table id>/<seat>``), a seat the bot service claimed; a
+bot token without it acts for no seat.
+
+Identities no one can borrow: a player id is NFC-normalised at verification, and refused when
+it is empty, too long, starts or ends with white space, or holds control or format characters
+(a right-to-left override, a NUL); ids that start with ``bot:`` or ``bots:`` are the computer
+players' and refused in a person's token. A token lives at most ``max_lifetime_seconds`` (a
+day by default) from its issue.
 """
 
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,47 +34,96 @@ MAX_PLAYER_ID_CHARS = 128
 #: but a token inside a Pipeline call could be megabytes: refused before it is decoded.
 MAX_TOKEN_CHARS = 4096
 VERIFIED_CACHE_SIZE = 100_000
+DEFAULT_MAX_LIFETIME_SECONDS = 86_400.0
+#: Player ids of computer players: a person's token never holds one.
+RESERVED_PREFIXES = ("bot:", "bots:")
+#: Unicode categories no player id may hold: controls, formats (bidi overrides, zero-width
+#: joiners), surrogates, private use, unassigned, and line or paragraph separators.
+FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling."""
+    """Who is calling; a computer player's token names the one seat it acts for."""
 
     player_id: str
     kind: str
+    #: ``(table id, seat)`` a bot token may act for; None for a person, or a bot with no seat.
+    bot_seat: tuple[str, int] | None = None
 
     @property
     def is_bot(self) -> bool:
         return self.kind == BOT
 
+    def plays_bot_seat(self, table_id: str, seat: int) -> bool:
+        """Whether this is the computer player's token for that seat."""
+        return self.is_bot and self.bot_seat == (table_id, seat)
+
+
+def check_player_id(player_id: object) -> str:
+    """``player_id`` NFC-normalised, or :class:`NotAuthenticatedError` saying what is wrong."""
+    if not isinstance(player_id, str) or not player_id:
+        raise NotAuthenticatedError("invalid token: the player id is missing")
+    normal = unicodedata.normalize("NFC", player_id)
+    if len(normal) > MAX_PLAYER_ID_CHARS:
+        raise NotAuthenticatedError(
+            f"invalid token: the player id is longer than {MAX_PLAYER_ID_CHARS} characters"
+        )
+    if normal != normal.strip():
+        raise NotAuthenticatedError("invalid token: the player id starts or ends with white space")
+    if any(unicodedata.category(character) in FORBIDDEN_CATEGORIES for character in normal):
+        raise NotAuthenticatedError(
+            "invalid token: the player id holds a control or formatting character"
+        )
+    return normal
+
 
 class TokenCodec:
     """Issues and verifies tokens with one signing key (rotated by redeploying with a new one)."""
 
-    def __init__(self, key: str, *, previous_keys: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        key: str,
+        *,
+        previous_keys: tuple[str, ...] = (),
+        max_lifetime_seconds: float = DEFAULT_MAX_LIFETIME_SECONDS,
+    ) -> None:
         if len(key) < 32:
             raise ValueError("the token signing key must be at least 32 characters")
         self._key = key
+        self.max_lifetime_seconds = max_lifetime_seconds
         self._verification_keys = (key, *previous_keys)
         # Checking a signature costs more than the rest of a move's handling; a client sends
         # the same token with every call, so verified tokens are remembered until they expire.
         # Each as a tuple of a string, a string and a float, which the garbage collector stops
         # tracking: up to 100,000 principals with their tuples would be 200,000 objects for
         # every full collection of the table service to walk.
-        self._verified: OrderedDict[str, tuple[str, str, float]] = OrderedDict()
+        self._verified: OrderedDict[str, tuple[str, str, str, int, float]] = OrderedDict()
 
-    def issue(self, player_id: str, kind: str = PERSON, ttl_seconds: float = 3600.0) -> str:
-        """A signed token for ``player_id`` valid for ``ttl_seconds``."""
+    def issue(
+        self,
+        player_id: str,
+        kind: str = PERSON,
+        ttl_seconds: float = 3600.0,
+        *,
+        bot_seat: tuple[str, int] | None = None,
+    ) -> str:
+        """A signed token for ``player_id`` valid for ``ttl_seconds``; a computer player's
+        names the seat it acts for."""
         if kind not in (PERSON, BOT):
             raise ValueError(f"unknown player kind {kind!r}")
+        if ttl_seconds > self.max_lifetime_seconds:
+            raise ValueError(f"a token lives at most {self.max_lifetime_seconds:g} s")
         now = int(time.time())
-        claims = {
+        claims: dict[str, object] = {
             "sub": player_id,
             "kind": kind,
             "iss": ISSUER,
             "iat": now,
             "exp": now + int(ttl_seconds),
         }
+        if bot_seat is not None:
+            claims["seat"] = f"{bot_seat[0]}/{bot_seat[1]}"
         return jwt.encode(claims, self._key, algorithm=ALGORITHM)
 
     def verify(self, token: str) -> Principal:
@@ -75,12 +132,14 @@ class TokenCodec:
             raise NotAuthenticatedError(f"invalid token: longer than {MAX_TOKEN_CHARS} characters")
         remembered = self._verified.get(token)
         if remembered is not None:
-            player_id, kind, expires_at = remembered
+            player_id, kind, seat_table, seat, expires_at = remembered
             if time.time() < expires_at:
-                return Principal(player_id, kind)
+                bot_seat = (seat_table, seat) if seat_table else None
+                return Principal(player_id, kind, bot_seat)
             del self._verified[token]
         principal, expires_at = self._check(token)
-        self._verified[token] = (principal.player_id, principal.kind, expires_at)
+        seat_table, seat = principal.bot_seat or ("", -1)
+        self._verified[token] = (principal.player_id, principal.kind, seat_table, seat, expires_at)
         if len(self._verified) > VERIFIED_CACHE_SIZE:
             self._verified.popitem(last=False)
         return principal
@@ -94,7 +153,7 @@ class TokenCodec:
                     key,
                     algorithms=[ALGORITHM],
                     issuer=ISSUER,
-                    options={"require": ["exp", "sub", "iss"]},
+                    options={"require": ["exp", "iat", "sub", "iss"]},
                 )
             except jwt.InvalidSignatureError as error:
                 last_error = error
@@ -103,26 +162,50 @@ class TokenCodec:
                 raise NotAuthenticatedError("the token has expired") from None
             except jwt.InvalidTokenError as error:
                 raise NotAuthenticatedError(f"invalid token: {error}") from None
+            lifetime = float(claims["exp"]) - float(claims["iat"])
+            if lifetime > self.max_lifetime_seconds:
+                raise NotAuthenticatedError(
+                    f"invalid token: it lives {lifetime:g} s, longer than the "
+                    f"{self.max_lifetime_seconds:g} s this service accepts"
+                )
             return _principal(claims), float(claims["exp"])
         raise NotAuthenticatedError(f"invalid token: {last_error}")
 
 
 def _principal(claims: dict[str, object]) -> Principal:
-    player_id, kind = claims.get("sub"), claims.get("kind", PERSON)
-    if not isinstance(player_id, str) or not 0 < len(player_id) <= MAX_PLAYER_ID_CHARS:
-        raise NotAuthenticatedError("invalid token: the player id is missing or too long")
+    player_id, kind = check_player_id(claims.get("sub")), claims.get("kind", PERSON)
     if kind not in (PERSON, BOT):
         raise NotAuthenticatedError("invalid token: unknown player kind")
-    return Principal(player_id=player_id, kind=str(kind))
+    if kind == PERSON and player_id.startswith(RESERVED_PREFIXES):
+        raise NotAuthenticatedError(
+            f"invalid token: player ids starting with {' or '.join(RESERVED_PREFIXES)} are "
+            "the computer players'"
+        )
+    seat = claims.get("seat")
+    bot_seat = None
+    if kind == BOT and isinstance(seat, str):
+        table_id, _, number = seat.rpartition("/")
+        if not table_id or not number.isdigit():
+            raise NotAuthenticatedError("invalid token: the seat claim is not <table>/<seat>")
+        bot_seat = (table_id, int(number))
+    return Principal(player_id=player_id, kind=str(kind), bot_seat=bot_seat)
 
 
 def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
-    """The token from ``authorization: Bearer ...`` metadata, or :class:`NotAuthenticatedError`."""
-    for key, value in metadata or ():
-        if key.lower() == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
-            scheme, _, token = text.partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            raise NotAuthenticatedError("the authorization header must be 'Bearer <token>'")
-    raise NotAuthenticatedError("this call needs a player token (authorization: Bearer <token>)")
+    """The token from ``authorization: Bearer ...`` metadata, or :class:`NotAuthenticatedError`.
+
+    Two authorization headers are refused: which one counts would be a guess.
+    """
+    values = [value for key, value in metadata or () if key.lower() == "authorization"]
+    if not values:
+        raise NotAuthenticatedError(
+            "this call needs a player token (authorization: Bearer <token>)"
+        )
+    if len(values) > 1:
+        raise NotAuthenticatedError("send one authorization header, not several")
+    value = values[0]
+    text = value.decode() if isinstance(value, bytes) else value
+    scheme, _, token = text.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    raise NotAuthenticatedError("the authorization header must be 'Bearer <token>'")

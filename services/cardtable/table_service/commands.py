@@ -27,6 +27,12 @@ from cardtable.table_service.events import (
     timestamp,
     with_audience,
 )
+from cardtable.table_service.limits import (
+    DEFAULT_LIMITS,
+    TableLimits,
+    check_option_values,
+    check_settings,
+)
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
 from cardtable_api.common.v1 import common_pb2
@@ -98,9 +104,12 @@ def bot_id(table_id: str, seat: int) -> str:
 class Decider:
     """The command handlers. Holds the rules port and caches what the rules service says."""
 
-    def __init__(self, rules: RulesPort, environment: Environment) -> None:
+    def __init__(
+        self, rules: RulesPort, environment: Environment, limits: TableLimits = DEFAULT_LIMITS
+    ) -> None:
         self._rules = rules
         self._env = environment
+        self._limits = limits
         self._games: dict[str, rules_pb2.GameInfo] = {}
 
     async def game_info(self, game: str) -> rules_pb2.GameInfo:
@@ -128,7 +137,10 @@ class Decider:
         options = {option.name for option in info.options}
         unknown = sorted(set(request.options.values) - options)
         if unknown:
-            raise BadRequestError(f"unknown option {', '.join(unknown)} for {info.title}")
+            shown = ", ".join(name[:40] for name in unknown[:5])
+            raise BadRequestError(f"unknown option {shown} for {info.title}")
+        check_option_values(dict(request.options.values))
+        check_settings(request.settings, self._limits)
         # The rules service checks option values: a game that cannot be created is refused now.
         await self._rules.new_game(
             rules_pb2.NewGameRequest(game=info.name, players=seats, options=request.options)
@@ -367,7 +379,7 @@ class Decider:
         occupant = state.seats[seat]
         if occupant.player_id == principal.player_id:
             return False
-        if principal.is_bot and occupant.is_bot:
+        if occupant.is_bot and principal.plays_bot_seat(state.table_id, seat):
             return False
         if occupant.owner_id == principal.player_id and not principal.is_bot:
             return True

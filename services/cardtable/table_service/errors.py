@@ -35,3 +35,7 @@ class DependencyUnavailableError(TableError):
 
 class LogTamperedError(TableError):
     """A batch of the table's log failed verification; the table is read-only: DATA_LOSS."""
+
+
+class CommandReusedError(TableError):
+    """A command id already used on the table for a different command: ALREADY_EXISTS."""

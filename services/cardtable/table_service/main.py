@@ -39,8 +39,14 @@ from cardtable.platform.settings import (
 )
 from cardtable.platform.tracing import outgoing_headers
 from cardtable.table_service.application import TableApplication
-from cardtable.table_service.auth import TokenCodec
+from cardtable.table_service.auth import DEFAULT_MAX_LIFETIME_SECONDS, TokenCodec
 from cardtable.table_service.commands import Environment
+from cardtable.table_service.limits import (
+    DEFAULT_LIMITS,
+    MAX_TURN_TIMER_MS,
+    MIN_TURN_TIMER_MS,
+    TableLimits,
+)
 from cardtable.table_service.lobby_index import DEFAULT_FINISHED_RETENTION_SECONDS, LobbyIndex
 from cardtable.table_service.log_security import LogSecurity, read_log_security
 from cardtable.table_service.metrics import TableMetrics
@@ -63,9 +69,13 @@ class TableServiceSettings:
     token_signing_key: str
     #: Keys still accepted for verification while tokens signed before a rotation expire.
     previous_token_keys: tuple[str, ...]
+    #: The longest a player token may live from its issue (auth.py).
+    token_max_lifetime_seconds: float
     event_prefix: str
     #: The keys that sign, seal, verify and open the log (log_security.py).
     log_security: LogSecurity
+    #: Bounds on tables' settings (limits.py).
+    limits: TableLimits
     #: How long a finished table stays in the lobby (0: for ever; see lobby_index).
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS
     #: How long pipelined calls to the rules service wait for others to share their message
@@ -87,8 +97,19 @@ class TableServiceSettings:
                 for part in env.string("TOKEN_PREVIOUS_KEYS", default="").split(",")
                 if part.strip()
             ),
+            token_max_lifetime_seconds=env.seconds(
+                "TOKEN_MAX_LIFETIME_SECONDS", default=DEFAULT_MAX_LIFETIME_SECONDS
+            ),
             event_prefix=read_event_prefix(env),
             log_security=read_log_security(env),
+            limits=TableLimits(
+                min_turn_timer_ms=env.integer(
+                    "MIN_TURN_TIMER_MS",
+                    default=MIN_TURN_TIMER_MS,
+                    minimum=1,
+                    maximum=MAX_TURN_TIMER_MS,
+                )
+            ),
             lobby_finished_retention_seconds=env.seconds(
                 "LOBBY_FINISHED_RETENTION_SECONDS", default=DEFAULT_FINISHED_RETENTION_SECONDS
             ),
@@ -130,6 +151,7 @@ async def table_service_parts(
     registry: CollectorRegistry | None = None,
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
     security: LogSecurity | None = None,
+    limits: TableLimits = DEFAULT_LIMITS,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
@@ -156,6 +178,7 @@ async def table_service_parts(
         publish_bot_request,
         security=security,
         signed_from_sequence=store.signed_from_sequence,
+        limits=limits,
     )
     timers = TableTimers(app, environment.now)
     timers.start()
@@ -184,11 +207,16 @@ async def run(env: Mapping[str, str]) -> None:
             connection.client,
             connection.jetstream,
             rules,
-            TokenCodec(settings.token_signing_key, previous_keys=settings.previous_token_keys),
+            TokenCodec(
+                settings.token_signing_key,
+                previous_keys=settings.previous_token_keys,
+                max_lifetime_seconds=settings.token_max_lifetime_seconds,
+            ),
             names,
             registry=registry,
             lobby_finished_retention_seconds=settings.lobby_finished_retention_seconds,
             security=settings.log_security,
+            limits=settings.limits,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 from nats.aio.client import Client as NatsClient
 
 from cardtable.engine.record import dumps_record
@@ -32,6 +34,7 @@ from cardtable.table_service.auth import Principal, TokenCodec, bearer_token
 from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import (
     BadRequestError,
+    CommandReusedError,
     ConcurrencyConflictError,
     DependencyUnavailableError,
     LogTamperedError,
@@ -41,6 +44,7 @@ from cardtable.table_service.errors import (
     TableError,
     TableNotFoundError,
 )
+from cardtable.table_service.limits import check_request_size
 from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.pipeline import UnaryMethod, serve_pipeline
@@ -83,6 +87,7 @@ _STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
     RuleViolationError: grpc.StatusCode.FAILED_PRECONDITION,
     ConcurrencyConflictError: grpc.StatusCode.ABORTED,
     DependencyUnavailableError: grpc.StatusCode.UNAVAILABLE,
+    CommandReusedError: grpc.StatusCode.ALREADY_EXISTS,
     LogTamperedError: grpc.StatusCode.DATA_LOSS,
 }
 
@@ -130,6 +135,14 @@ def _page(token: str) -> int:
     return start
 
 
+def fingerprint(request: Message) -> bytes:
+    """What identifies a command's content: its request without the command id, hashed."""
+    content = type(request)()
+    content.CopyFrom(request)
+    content.ClearField("command_id")
+    return hashlib.sha256(content.SerializeToString(deterministic=True)).digest()[:16]
+
+
 def _scoped(principal: Principal, command_id: str) -> str:
     """The request's command id, checked, as the log stores it for this caller."""
     return caller_command_id(principal.player_id, command_id)
@@ -169,6 +182,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.CreateTableRequest, context: Context
     ) -> table_pb2.CreateTableResponse:
         async def work() -> table_pb2.CreateTableResponse:
+            check_request_size(request)
             principal = self._principal(context)
             created = events_pb2.TableCreated(
                 game=request.game.strip().lower(),
@@ -179,6 +193,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             outcome = await self._app.create(
                 _scoped(principal, request.command_id),
                 lambda: self._app.decider.create_table(principal, created),
+                fingerprint=fingerprint(request),
             )
             return table_pb2.CreateTableResponse(
                 table_id=outcome.table.state.table_id, version=outcome.table.state.version
@@ -214,6 +229,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.JoinTableRequest, context: Context
     ) -> table_pb2.JoinTableResponse:
         async def work() -> table_pb2.JoinTableResponse:
+            check_request_size(request)
             principal = self._principal(context)
             table_id = check_table_id(request.table_id)
             seat = request.seat if request.HasField("seat") else None
@@ -221,6 +237,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 table_id,
                 _scoped(principal, request.command_id),
                 lambda table: self._app.decider.join(table, principal, seat),
+                fingerprint=fingerprint(request),
             )
             return table_pb2.JoinTableResponse(
                 seat=_own_seat(outcome, principal), version=outcome.table.state.version
@@ -232,6 +249,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.QuickSeatRequest, context: Context
     ) -> table_pb2.QuickSeatResponse:
         async def work() -> table_pb2.QuickSeatResponse:
+            check_request_size(request)
             principal = self._principal(context)
             command_id = _scoped(principal, request.command_id)
             game = request.game.strip().lower()
@@ -282,11 +300,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.LeaveTableRequest, context: Context
     ) -> table_pb2.LeaveTableResponse:
         async def work() -> table_pb2.LeaveTableResponse:
+            check_request_size(request)
             principal = self._principal(context)
             outcome = await self._app.execute(
                 check_table_id(request.table_id),
                 _scoped(principal, request.command_id),
                 lambda table: self._app.decider.leave(table, principal),
+                fingerprint=fingerprint(request),
             )
             return table_pb2.LeaveTableResponse(version=outcome.table.state.version)
 
@@ -296,11 +316,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.StartGameRequest, context: Context
     ) -> table_pb2.StartGameResponse:
         async def work() -> table_pb2.StartGameResponse:
+            check_request_size(request)
             principal = self._principal(context)
             outcome = await self._app.execute(
                 check_table_id(request.table_id),
                 _scoped(principal, request.command_id),
                 lambda table: self._app.decider.start(table, principal),
+                fingerprint=fingerprint(request),
             )
             return table_pb2.StartGameResponse(version=outcome.table.state.version)
 
@@ -310,6 +332,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.RematchRequest, context: Context
     ) -> table_pb2.RematchResponse:
         async def work() -> table_pb2.RematchResponse:
+            check_request_size(request)
             principal = self._principal(context)
             new_table_id = await self._app.rematch(
                 check_table_id(request.table_id), _scoped(principal, request.command_id), principal
@@ -323,6 +346,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.MakeMoveRequest, context: Context
     ) -> table_pb2.MakeMoveResponse:
         async def work() -> table_pb2.MakeMoveResponse:
+            check_request_size(request)
             principal = self._principal(context)
             table_id = check_table_id(request.table_id)
 
@@ -335,7 +359,10 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 return await self._app.decider.move(table, principal, request.seat, request.action)
 
             outcome = await self._app.execute(
-                table_id, _scoped(principal, request.command_id), decide
+                table_id,
+                _scoped(principal, request.command_id),
+                decide,
+                fingerprint=fingerprint(request),
             )
             table = outcome.table
             if self._metrics is not None and not outcome.already_applied:

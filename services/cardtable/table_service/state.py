@@ -118,10 +118,10 @@ class TableState:
     totals: list[int] = field(default_factory=list)
     places: list[int] = field(default_factory=list)
     ended_early: bool = False
-    #: The ids of the commands applied, as dict keys: a dict of strings is one object the
-    #: garbage collector does not track, where a set is tracked and walked by every full
-    #: collection (one per table in memory, with all its ids).
-    command_ids: dict[str, None] = field(default_factory=dict)
+    #: The ids of the commands applied, each with its fingerprint (empty when not recorded): a
+    #: dict of strings and bytes is one object the garbage collector does not track, where a
+    #: set is tracked and walked by every full collection (one per table in memory).
+    command_ids: dict[str, bytes] = field(default_factory=dict)
     #: SHA-256 of the table's last stored batch, which the next one must name (log_security).
     last_batch_sha256: bytes = b""
     #: Whether a signed batch has been folded: an unsigned one can no longer follow.
@@ -289,7 +289,7 @@ def apply_batch(
     state.version = batch.table_version
     state.sequence = sequence
     if batch.command_id:
-        state.command_ids[batch.command_id] = None
+        state.command_ids[batch.command_id] = batch.command_fingerprint
     return state
 
 

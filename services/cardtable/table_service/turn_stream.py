@@ -23,9 +23,12 @@ from cardtable_api.table.v1 import table_pb2
 
 
 def holds_seat(table: Table, seat: int, principal: Principal) -> bool:
-    """Whether ``principal`` plays ``seat`` (a computer player's token plays any bot seat)."""
+    """Whether ``principal`` plays ``seat`` (a computer player's token plays the one bot seat
+    it names)."""
     occupant = table.state.seats[seat]
-    return occupant.player_id == principal.player_id or (principal.is_bot and occupant.is_bot)
+    if occupant.is_bot:
+        return principal.plays_bot_seat(table.state.table_id, seat)
+    return occupant.player_id == principal.player_id and not principal.is_bot
 
 
 async def view_of(

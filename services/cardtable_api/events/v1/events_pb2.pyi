@@ -56,6 +56,7 @@ class EventBatch(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     TABLE_VERSION_FIELD_NUMBER: _builtins.int
     PREVIOUS_BATCH_SHA256_FIELD_NUMBER: _builtins.int
+    COMMAND_FINGERPRINT_FIELD_NUMBER: _builtins.int
     schema_version: _builtins.int
     """Version of this envelope's schema; readers reject versions they do not know."""
     table_id: _builtins.str
@@ -68,6 +69,11 @@ class EventBatch(_message.Message):
     the batches of a table form a chain, so none can be removed, reordered or altered
     without breaking it. The table service signs each batch's bytes; the signature travels
     in the message's `Cardtable-Signature` header (docs/security.md).
+    """
+    command_fingerprint: _builtins.bytes
+    """The first 16 bytes of SHA-256 of the command as its caller sent it, without its command
+    id: a retry under the same id must be the same command (empty for the table's own
+    commands and for logs written before it was recorded).
     """
     @_builtins.property
     def occurred_at(self) -> _timestamp_pb2.Timestamp: ...
@@ -83,10 +89,11 @@ class EventBatch(_message.Message):
         events: _abc.Iterable[Global___Event] | None = ...,
         table_version: _builtins.int = ...,
         previous_batch_sha256: _builtins.bytes = ...,
+        command_fingerprint: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["occurred_at", b"occurred_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "events", b"events", "occurred_at", b"occurred_at", "previous_batch_sha256", b"previous_batch_sha256", "schema_version", b"schema_version", "table_id", b"table_id", "table_version", b"table_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_fingerprint", b"command_fingerprint", "command_id", b"command_id", "events", b"events", "occurred_at", b"occurred_at", "previous_batch_sha256", b"previous_batch_sha256", "schema_version", b"schema_version", "table_id", b"table_id", "table_version", b"table_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
