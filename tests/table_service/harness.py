@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 import grpc
@@ -30,6 +30,7 @@ from cardtable.table_service.commands import Environment
 from cardtable.table_service.limits import TableLimits
 from cardtable.table_service.log_security import LogSecurity
 from cardtable.table_service.main import TableServiceParts, table_service_parts
+from cardtable.table_service.quotas import DEFAULT_QUOTAS, QuotaSettings
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -47,6 +48,9 @@ def log_security(prefix: str) -> LogSecurity:
     return _LOG_SECURITY[prefix]
 
 
+#: A public site's quotas, but a rate no person reaches and tests that play at machine speed do
+#: (tests/table_service/test_quotas.py holds the rate limit to its word).
+TEST_QUOTAS = replace(DEFAULT_QUOTAS, mutations_per_second=10_000, mutation_burst=10_000)
 #: Timeouts are tested with timers far shorter than a person would be given.
 TEST_LIMITS = TableLimits(min_turn_timer_ms=50)
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
@@ -111,6 +115,7 @@ async def running_table_service(
     *,
     republish: bool = True,
     credentials: NatsCredentials | None = None,
+    quotas: QuotaSettings = TEST_QUOTAS,
 ) -> AsyncIterator[Cluster]:
     """The table service in-process; ``republish=False`` has its NATS connection refuse stream
     updates as NATS 2.9 does, so that a stream made without republishing stays so.
@@ -139,6 +144,7 @@ async def running_table_service(
             registry=registry,
             security=log_security(prefix),
             limits=TEST_LIMITS,
+            quotas=quotas,
         ) as parts:
             server = await start_server([parts.service()], port=0, host="127.0.0.1")
             cluster = Cluster(

@@ -5,18 +5,39 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from collections.abc import AsyncIterator
 
 import grpc
 import pytest
 
 from cardtable.engine.record import load_record, verify_record
 from cardtable.eventlog.records import record_from_batches
+from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.application import caller_command_id
+from cardtable.table_service.quotas import QuotaSettings
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, Player, pick_action, view_dict
+from tests.table_service.harness import (
+    Cluster,
+    Player,
+    pick_action,
+    running_table_service,
+    view_dict,
+)
 
 CLIENTS = 50
+
+
+@pytest.fixture
+async def cluster(
+    nats_url: str, nats_namespace: NatsNamespace, rules_address: str
+) -> AsyncIterator[Cluster]:
+    """The table service with its per-player rate limit lifted: these tests fire dozens of
+    one player's commands at once on purpose (the limit has its own tests)."""
+    async with running_table_service(
+        nats_url, nats_namespace.prefix, rules_address, quotas=QuotaSettings(enabled=False)
+    ) as running:
+        yield running
 
 
 async def _log(cluster: Cluster, table_id: str) -> list[events_pb2.EventBatch]:

@@ -9,6 +9,7 @@ import pytest
 from cardtable.platform.settings import SettingsError, load
 from cardtable.table_service.log_security import LogSecurity
 from cardtable.table_service.main import TableServiceSettings
+from cardtable.table_service.quotas import QuotaSettings
 
 KEYS = LogSecurity.generate()
 REQUIRED = {
@@ -87,3 +88,28 @@ def test_nonsense_is_refused_naming_each_variable() -> None:
         "LOBBY_FINISHED_RETENTION_SECONDS",
         "PIPELINE_LINGER_MS",
     ]
+
+
+def test_quotas_are_on_by_default_and_each_can_be_set() -> None:
+    assert load(REQUIRED, TableServiceSettings.read).quotas == QuotaSettings()
+    env = {
+        **REQUIRED,
+        "MUTATIONS_PER_SECOND": "5",
+        "MUTATION_BURST": "7",
+        "OPEN_TABLES_PER_PLAYER": "2",
+        "WATCHES_PER_PLAYER": "3",
+        "WATCHES_PER_REPLICA": "100",
+        "ANONYMOUS_WATCHES_PER_REPLICA": "0",
+        "QUOTAS_ENABLED": "false",
+    }
+    assert load(env, TableServiceSettings.read).quotas == QuotaSettings(
+        mutations_per_second=5,
+        mutation_burst=7,
+        open_tables_per_player=2,
+        watches_per_player=3,
+        watches_per_replica=100,
+        anonymous_watches_per_replica=0,
+        enabled=False,
+    )
+    with pytest.raises(SettingsError, match="OPEN_TABLES_PER_PLAYER"):
+        load({**REQUIRED, "OPEN_TABLES_PER_PLAYER": "0"}, TableServiceSettings.read)

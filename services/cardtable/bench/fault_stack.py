@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardtable.bench.fault_servers import KeptServer, KeptServerError
+from cardtable.bench.stack import MACHINE_SPEED_PLAYERS
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.server_process import free_port
 from cardtable.stack.processes import ServiceProcess, respawn, spawn, wait_healthy
@@ -127,7 +128,11 @@ async def fault_stack(log_dir: Path, data_dir: Path) -> AsyncIterator[FaultStack
         for name in SERVICES:
             services[name] = spawn(
                 name,
-                {**common, **log_keys.service_environment(name)},
+                {
+                    **common,
+                    **log_keys.service_environment(name),
+                    **(MACHINE_SPEED_PLAYERS if name == "table" else {}),
+                },
                 grpc_port=ports[name],
                 log_path=log_dir / f"{name}.log",
             )

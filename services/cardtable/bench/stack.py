@@ -22,6 +22,9 @@ from cardtable.table_service.log_security import LogSecurity
 
 #: The order services start in: each one needs the ones before it.
 SERVICES = ("rules", "table", "scoring", "bots")
+#: The bench's players move as fast as the machine lets them, far past a person's pace: the
+#: per-player rate limit is lifted for them (every other quota stays on).
+MACHINE_SPEED_PLAYERS = {"MUTATIONS_PER_SECOND": "100000", "MUTATION_BURST": "100000"}
 #: The services that keep their state in PostgreSQL.
 NEEDS_POSTGRES = frozenset({"scoring"})
 
@@ -92,6 +95,7 @@ async def system_stack(
                 "DATABASE_URL": database_url,
                 "TOKEN_SIGNING_KEY": key,
                 **log_keys.service_environment(name),
+                **(MACHINE_SPEED_PLAYERS if name == "table" else {}),
                 "EVENT_PREFIX": prefix,
                 "RULES_ADDRESS": started["rules"].address if "rules" in started else "",
                 "TABLE_ADDRESS": started["table"].address if "table" in started else "",

@@ -494,4 +494,5 @@ def summary_of(state: TableState) -> TableSummary:
         finished_at=state.finished_at,
         fill_at=fill_at,
         bot_seats=sum(1 for seat in state.seats if seat.is_bot),
+        created_by=state.created_by,
     )

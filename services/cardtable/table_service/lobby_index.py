@@ -55,6 +55,9 @@ class TableSummary:
     fill_at: float = 0.0
     #: Seats a computer player holds now; None in an entry written before the field existed.
     bot_seats: int | None = None
+    #: Who created it ("" in entries written before the field existed): open tables count
+    #: against their creator's quota.
+    created_by: str = ""
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()

@@ -50,6 +50,7 @@ from cardtable.table_service.limits import (
 from cardtable.table_service.lobby_index import DEFAULT_FINISHED_RETENTION_SECONDS, LobbyIndex
 from cardtable.table_service.log_security import LogSecurity, read_log_security
 from cardtable.table_service.metrics import TableMetrics
+from cardtable.table_service.quotas import DEFAULT_QUOTAS, QuotaSettings, read_quotas
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.servicer import TableServicer
@@ -76,6 +77,8 @@ class TableServiceSettings:
     log_security: LogSecurity
     #: Bounds on tables' settings (limits.py).
     limits: TableLimits
+    #: Per-player quotas and rate limits (quotas.py).
+    quotas: QuotaSettings
     #: How long a finished table stays in the lobby (0: for ever; see lobby_index).
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS
     #: How long pipelined calls to the rules service wait for others to share their message
@@ -102,6 +105,7 @@ class TableServiceSettings:
             ),
             event_prefix=read_event_prefix(env),
             log_security=read_log_security(env),
+            quotas=read_quotas(env),
             limits=TableLimits(
                 min_turn_timer_ms=env.integer(
                     "MIN_TURN_TIMER_MS",
@@ -152,6 +156,7 @@ async def table_service_parts(
     lobby_finished_retention_seconds: float = DEFAULT_FINISHED_RETENTION_SECONDS,
     security: LogSecurity | None = None,
     limits: TableLimits = DEFAULT_LIMITS,
+    quotas: QuotaSettings = DEFAULT_QUOTAS,
 ) -> AsyncIterator[TableServiceParts]:
     """Build and start the table service's parts on an open NATS connection."""
     environment = environment or Environment(now=time.time)
@@ -184,7 +189,7 @@ async def table_service_parts(
     timers.start()
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
-        servicer = TableServicer(app, tokens, nats_client, metrics)
+        servicer = TableServicer(app, tokens, nats_client, metrics, quotas)
         yield TableServiceParts(app, servicer, timers, index)
     finally:
         await timers.stop()
@@ -217,6 +222,7 @@ async def run(env: Mapping[str, str]) -> None:
             lobby_finished_retention_seconds=settings.lobby_finished_retention_seconds,
             security=settings.log_security,
             limits=settings.limits,
+            quotas=settings.quotas,
         ) as parts:
             await serve(settings.server, [parts.service()], registry=registry, logger=log)
     finally:

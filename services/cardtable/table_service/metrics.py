@@ -20,6 +20,12 @@ class TableMetrics:
     """Moves applied and commands refused, by reason (low-cardinality labels only)."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
+        self.quota_refusals = Counter(
+            "cardtable_table_quota_refusals_total",
+            "Calls refused by a quota or rate limit, by limit (quotas.py)",
+            ["limit"],
+            registry=registry,
+        )
         self.moves = Counter(
             "cardtable_moves_total",
             "Moves applied (a player's or a timer's)",

@@ -63,6 +63,9 @@ class CallContext:
     def __init__(self, metadata: tuple[tuple[str, str], ...]) -> None:
         self._metadata = metadata
 
+    def set_trailing_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
+        """A pipelined reply carries a status and details only: nothing to set."""
+
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self._metadata
 

@@ -12,7 +12,7 @@ import base64
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -31,7 +31,7 @@ from cardtable.table_service.application import (
     check_table_id,
 )
 from cardtable.table_service.auth import Principal, TokenCodec, bearer_token
-from cardtable.table_service.commands import Table
+from cardtable.table_service.commands import Decision, Table
 from cardtable.table_service.errors import (
     BadRequestError,
     CommandReusedError,
@@ -48,6 +48,14 @@ from cardtable.table_service.limits import check_request_size
 from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.pipeline import UnaryMethod, serve_pipeline
+from cardtable.table_service.quotas import (
+    DEFAULT_QUOTAS,
+    QuotaExceededError,
+    QuotaSettings,
+    RateLimiter,
+    WatchCounter,
+    check_open_tables,
+)
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
 from cardtable.table_service.store import SEQUENCE_HEADER
 from cardtable.table_service.table_changes import TableChanges
@@ -88,6 +96,7 @@ _STATUS_CODES: dict[type[TableError], grpc.StatusCode] = {
     ConcurrencyConflictError: grpc.StatusCode.ABORTED,
     DependencyUnavailableError: grpc.StatusCode.UNAVAILABLE,
     CommandReusedError: grpc.StatusCode.ALREADY_EXISTS,
+    QuotaExceededError: grpc.StatusCode.RESOURCE_EXHAUSTED,
     LogTamperedError: grpc.StatusCode.DATA_LOSS,
 }
 
@@ -105,9 +114,20 @@ async def guarded(
         except TableError as error:
             if metrics is not None:
                 metrics.rejected(method, error)
-            code = _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL)
-            await context.abort(code, bounded_details(str(error)))
+            await refuse(context, error, metrics)
     raise AssertionError("context.abort always raises")  # pragma: no cover
+
+
+async def refuse(context: Context, error: TableError, metrics: TableMetrics | None) -> NoReturn:
+    """End the call with the error's status; a quota says when to retry (``retry-after-ms``)."""
+    if isinstance(error, QuotaExceededError):
+        if metrics is not None:
+            metrics.quota_refusals.labels(error.limit).inc()
+        if error.retry_after_seconds is not None:
+            milliseconds = max(1, round(error.retry_after_seconds * 1000))
+            context.set_trailing_metadata((("retry-after-ms", str(milliseconds)),))
+    code = _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL)
+    await context.abort(code, bounded_details(str(error)))
 
 
 def _seat_infos(table: Table) -> list[table_pb2.SeatInfo]:
@@ -157,15 +177,44 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         tokens: TokenCodec,
         nats: NatsClient | None,
         metrics: TableMetrics | None = None,
+        quotas: QuotaSettings = DEFAULT_QUOTAS,
     ) -> None:
         self._app = app
         self._tokens = tokens
         self._nats = nats
         self._metrics = metrics
+        self._quotas = quotas
+        self._rate = RateLimiter(quotas.mutations_per_second, quotas.mutation_burst)
+        self._watches = WatchCounter(quotas)
         self._changes = TableChanges(nats, app.store)
         app.appended_listeners.append(self._changes.appended)
         if metrics is not None:
             app.integrity_listeners.append(metrics.log_integrity_failed)
+
+    def _limited(self, principal: Principal) -> Principal:
+        """Spend one of the caller's mutating calls (the bot service, which plays many seats
+        under one id, has its own bounds: its seats)."""
+        if self._quotas.enabled and not principal.is_bot:
+            self._rate.take(principal.player_id)
+        return principal
+
+    def _check_open_tables(self, principal: Principal) -> None:
+        if not self._quotas.enabled or self._app.index is None or principal.is_bot:
+            return
+        open_tables = sum(
+            1
+            for summary in self._app.index.tables(OPEN)
+            if summary.created_by == principal.player_id
+        )
+        check_open_tables(principal.player_id, open_tables, self._quotas)
+
+    def _watcher(self, context: Context) -> str | None:
+        """Who a watch stream counts against: its token's player, or None without one."""
+        try:
+            principal = self._optional_principal(context)
+        except TableError:
+            return None
+        return principal.player_id if principal is not None else None
 
     def _principal(self, context: Context) -> Principal:
         return self._tokens.verify(bearer_token(context.invocation_metadata()))
@@ -183,17 +232,20 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.CreateTableResponse:
         async def work() -> table_pb2.CreateTableResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             created = events_pb2.TableCreated(
                 game=request.game.strip().lower(),
                 seats=request.seats,
                 options=request.options,
                 settings=settings_with_defaults(request.settings),
             )
+
+            async def decide() -> Decision:
+                self._check_open_tables(principal)
+                return await self._app.decider.create_table(principal, created)
+
             outcome = await self._app.create(
-                _scoped(principal, request.command_id),
-                lambda: self._app.decider.create_table(principal, created),
-                fingerprint=fingerprint(request),
+                _scoped(principal, request.command_id), decide, fingerprint=fingerprint(request)
             )
             return table_pb2.CreateTableResponse(
                 table_id=outcome.table.state.table_id, version=outcome.table.state.version
@@ -230,7 +282,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.JoinTableResponse:
         async def work() -> table_pb2.JoinTableResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             table_id = check_table_id(request.table_id)
             seat = request.seat if request.HasField("seat") else None
             outcome = await self._app.execute(
@@ -250,7 +302,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.QuickSeatResponse:
         async def work() -> table_pb2.QuickSeatResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             command_id = _scoped(principal, request.command_id)
             game = request.game.strip().lower()
             wanted = dict(request.options.values)
@@ -279,9 +331,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             created = events_pb2.TableCreated(
                 game=game, seats=request.seats, options=request.options, settings=DEFAULT_SETTINGS
             )
-            made = await self._app.create(
-                f"{command_id}:create", lambda: self._app.decider.create_table(principal, created)
-            )
+
+            async def decide() -> Decision:
+                self._check_open_tables(principal)
+                return await self._app.decider.create_table(principal, created)
+
+            made = await self._app.create(f"{command_id}:create", decide)
             table_id = made.table.state.table_id
             outcome = await self._app.execute(
                 table_id,
@@ -301,7 +356,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.LeaveTableResponse:
         async def work() -> table_pb2.LeaveTableResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             outcome = await self._app.execute(
                 check_table_id(request.table_id),
                 _scoped(principal, request.command_id),
@@ -317,7 +372,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.StartGameResponse:
         async def work() -> table_pb2.StartGameResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             outcome = await self._app.execute(
                 check_table_id(request.table_id),
                 _scoped(principal, request.command_id),
@@ -333,7 +388,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.RematchResponse:
         async def work() -> table_pb2.RematchResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             new_table_id = await self._app.rematch(
                 check_table_id(request.table_id), _scoped(principal, request.command_id), principal
             )
@@ -347,7 +402,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> table_pb2.MakeMoveResponse:
         async def work() -> table_pb2.MakeMoveResponse:
             check_request_size(request)
-            principal = self._principal(context)
+            principal = self._limited(self._principal(context))
             table_id = check_table_id(request.table_id)
 
             async def decide(table: Table) -> Any:
@@ -421,7 +476,28 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def WatchTurns(
         self, request: table_pb2.WatchTurnsRequest, context: Context
     ) -> AsyncIterator[table_pb2.WatchTurnsResponse]:
-        """The caller's seat's view at each of its turns (see ``turn_stream``)."""
+        """The caller's seat's view at each of its turns (see ``turn_stream``), within the
+        watch-stream quotas."""
+        async for turn in self._within_watch_quotas(context, self._watch_turns(request, context)):
+            yield turn
+
+    async def _within_watch_quotas(
+        self, context: Context, stream: AsyncIterator[Reply]
+    ) -> AsyncIterator[Reply]:
+        """``stream`` while it holds one of the caller's watch streams (quotas.py)."""
+        try:
+            release = self._watches.hold(self._watcher(context))
+        except TableError as error:
+            await refuse(context, error, self._metrics)
+        try:
+            async for reply in stream:
+                yield reply
+        finally:
+            release()
+
+    async def _watch_turns(
+        self, request: table_pb2.WatchTurnsRequest, context: Context
+    ) -> AsyncIterator[table_pb2.WatchTurnsResponse]:
         try:
             table_id = check_table_id(request.table_id)
             table = await self._app.read(table_id)
@@ -441,7 +517,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def WatchTable(
         self, request: table_pb2.WatchTableRequest, context: Context
     ) -> AsyncIterator[table_pb2.WatchTableResponse]:
-        """History after ``from_version``, then each new batch as it lands, redacted."""
+        """History after ``from_version``, then each new batch as it lands, redacted; within
+        the watch-stream quotas."""
+        async for reply in self._within_watch_quotas(context, self._watch_table(request, context)):
+            yield reply
+
+    async def _watch_table(
+        self, request: table_pb2.WatchTableRequest, context: Context
+    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
         try:
             table_id = check_table_id(request.table_id)
             table = await self._app.read(table_id)

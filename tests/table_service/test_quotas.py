@@ -1,0 +1,144 @@
+"""Per-player quotas and rate limits, alone and against the real table service: each refusal is
+RESOURCE_EXHAUSTED with a sentence naming the limit, and nothing is appended."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import grpc
+import pytest
+
+from cardtable.table_service.errors import TableError
+from cardtable.table_service.quotas import (
+    QuotaExceededError,
+    QuotaSettings,
+    RateLimiter,
+    WatchCounter,
+)
+from cardtable_api.table.v1 import table_pb2
+from tests.table_service.harness import NO_TIMERS, Cluster
+
+EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_the_token_bucket_allows_a_burst_then_the_rate() -> None:
+    now = [0.0]
+    limiter = RateLimiter(rate=2.0, burst=3, clock=lambda: now[0])
+    for _ in range(3):
+        limiter.take("alice")
+    with pytest.raises(QuotaExceededError) as refused:
+        limiter.take("alice")
+    assert "at most 2 a second per player" in str(refused.value)
+    assert refused.value.retry_after_seconds == pytest.approx(0.5)
+    limiter.take("bob")  # each player has a bucket of their own
+    now[0] = 0.5
+    limiter.take("alice")
+    with pytest.raises(QuotaExceededError):
+        limiter.take("alice")
+
+
+def test_watch_streams_are_counted_per_player_and_per_replica() -> None:
+    counter = WatchCounter(
+        QuotaSettings(watches_per_player=2, watches_per_replica=4, anonymous_watches_per_replica=1)
+    )
+    first, second = counter.hold("alice"), counter.hold("alice")
+    with pytest.raises(QuotaExceededError, match="the most one player may"):
+        counter.hold("alice")
+    anonymous = counter.hold(None)
+    with pytest.raises(QuotaExceededError, match="without a player token"):
+        counter.hold(None)
+    counter.hold("bob")
+    with pytest.raises(QuotaExceededError, match="4 watch streams open, its limit"):
+        counter.hold("carol")
+    first()
+    first()  # giving a stream back twice counts once
+    counter.hold("alice")
+    second()
+    anonymous()
+    assert isinstance(QuotaExceededError("x", "y"), TableError)
+    lifted = WatchCounter(QuotaSettings(watches_per_player=0, enabled=False))
+    lifted.hold("alice")
+
+
+async def test_open_tables_per_player_are_limited_and_nothing_is_appended(
+    quota_cluster: Cluster,
+) -> None:
+    cluster = quota_cluster
+    flooder = cluster.player("flooder")
+    for _ in range(3):
+        await flooder.create("hearts", 4, {"quick": "true"}, NO_TIMERS)
+    before = await _messages(cluster)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await flooder.create("hearts", 4, {"quick": "true"}, NO_TIMERS)
+    assert refused.value.code() == EXHAUSTED
+    assert "3 open tables that have not started" in (refused.value.details() or "")
+    assert await _messages(cluster) == before
+    # another player is not held back by the first one's tables
+    await cluster.player("patient").create("hearts", 4, {"quick": "true"}, NO_TIMERS)
+
+
+async def test_a_flood_of_commands_is_rate_limited_with_a_time_to_retry(
+    quota_cluster: Cluster,
+) -> None:
+    cluster = quota_cluster
+    flooder = cluster.player("flooder")
+    calls = [
+        flooder.stub.LeaveTable(
+            table_pb2.LeaveTableRequest(command_id=str(uuid.uuid4()), table_id=str(uuid.uuid4())),
+            metadata=flooder.metadata,
+        )
+        for _ in range(30)
+    ]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    codes = [result.code() for result in results if isinstance(result, grpc.aio.AioRpcError)]
+    assert codes.count(grpc.StatusCode.NOT_FOUND) == 10  # the burst
+    assert codes.count(EXHAUSTED) == 20
+    refused = next(
+        result
+        for result in results
+        if isinstance(result, grpc.aio.AioRpcError) and result.code() == EXHAUSTED
+    )
+    assert "at most 5 a second per player" in (refused.details() or "")
+    trailing = dict(refused.trailing_metadata() or ())
+    assert 0 < int(trailing["retry-after-ms"]) <= 200
+    assert (
+        cluster.registry.get_sample_value(
+            "cardtable_table_quota_refusals_total", {"limit": "mutation_rate"}
+        )
+        == 20
+    )
+
+
+async def test_watch_streams_beyond_the_limit_are_refused(quota_cluster: Cluster) -> None:
+    cluster = quota_cluster
+    host = cluster.player("host")
+    table_id = await host.create("hearts", 4, {"quick": "true"}, NO_TIMERS)
+    watcher = cluster.player("watcher")
+    streams = [
+        watcher.stub.WatchTable(
+            table_pb2.WatchTableRequest(table_id=table_id), metadata=watcher.metadata
+        )
+        for _ in range(2)
+    ]
+    for stream in streams:
+        assert (await stream.read()).version >= 1
+    third = watcher.stub.WatchTable(
+        table_pb2.WatchTableRequest(table_id=table_id), metadata=watcher.metadata
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await third.read()
+    assert refused.value.code() == EXHAUSTED
+    assert "the most one player may" in (refused.value.details() or "")
+    streams[0].cancel()
+    await asyncio.sleep(0.2)
+    again = watcher.stub.WatchTable(
+        table_pb2.WatchTableRequest(table_id=table_id), metadata=watcher.metadata
+    )
+    assert (await again.read()).version >= 1
+    again.cancel()
+    streams[1].cancel()
+
+
+async def _messages(cluster: Cluster) -> int:
+    return (await cluster.nats.jetstream.stream_info(cluster.names.stream)).state.messages
