@@ -116,6 +116,7 @@ async def running_table_service(
     republish: bool = True,
     credentials: NatsCredentials | None = None,
     quotas: QuotaSettings = TEST_QUOTAS,
+    limits: TableLimits = TEST_LIMITS,
 ) -> AsyncIterator[Cluster]:
     """The table service in-process; ``republish=False`` has its NATS connection refuse stream
     updates as NATS 2.9 does, so that a stream made without republishing stays so.
@@ -143,7 +144,7 @@ async def running_table_service(
             environment,
             registry=registry,
             security=log_security(prefix),
-            limits=TEST_LIMITS,
+            limits=limits,
             quotas=quotas,
         ) as parts:
             server = await start_server([parts.service()], port=0, host="127.0.0.1")

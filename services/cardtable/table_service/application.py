@@ -164,6 +164,9 @@ class TableApplication:
         self.deadlines = DeadlineBook()
         #: Called with the table after each append of this replica (turn watchers wait on it).
         self.appended_listeners: list[Callable[[Table], None]] = []
+        #: Told of each bot-held seat this service moved for because no computer player did in
+        #: time: the bot service is short of capacity (metrics).
+        self.fallback_listeners: list[Callable[[str, int], None]] = []
 
     # -- loading ------------------------------------------------------------------------------
     def _lock(self, table_id: str) -> asyncio.Lock:
@@ -397,6 +400,14 @@ class TableApplication:
         """Derived work after a successful append: listeners, the lobby index, bot requests."""
         for listener in self.appended_listeners:
             listener(table)
+        for seat in decision.fallback_seats:
+            _log.warning(
+                "no computer player moved in time: the table service moved for the seat "
+                "(is the bot service short of capacity?)",
+                extra={"table_id": table.state.table_id, "seat": seat},
+            )
+            for fallback in self.fallback_listeners:
+                fallback(table.state.table_id, seat)
         if self.index is not None:
             await self.index.put(summary_of(table.state))
         if self._bot_requests is not None:

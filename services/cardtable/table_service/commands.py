@@ -85,6 +85,8 @@ class Decision:
     #: Views of the seats to act in ``views_state`` (see :meth:`Table.cached_view`).
     views: dict[int, struct_pb2.Struct] = field(default_factory=dict)
     views_state: rules_pb2.GameState | None = None
+    #: Bot-held seats this service moved for because no computer player did in time.
+    fallback_seats: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -94,6 +96,19 @@ class Environment:
     now: Callable[[], float]
     seed: Callable[[], bytes] = lambda: secrets.token_bytes(32)
     choose: Callable[[int], int] = secrets.randbelow
+
+
+def _bot_seats(state: TableState, decision: Decision | None) -> set[int]:
+    """Seats a computer player holds once ``decision``'s events are folded too."""
+    seats = {number for number, seat in enumerate(state.seats) if seat.is_bot}
+    for event in decision.events if decision is not None else ():
+        if event.HasField("seat_handed_to_bot"):
+            seats.add(event.seat_handed_to_bot.seat)
+        elif event.HasField("player_seated") and event.player_seated.kind == BOT:
+            seats.add(event.player_seated.seat)
+        elif event.HasField("seat_reclaimed"):
+            seats.discard(event.seat_reclaimed.seat)
+    return seats
 
 
 def bot_id(table_id: str, seat: int) -> str:
@@ -254,7 +269,7 @@ class Decider:
         events, game_state, status = await self._deal(reply.state, list(reply.deck))
         decision.events.extend(events)
         decision.game_state, decision.game_status = game_state, status
-        decision.events.extend(self._timer(state, status, turn=state.turn))
+        decision.events.extend(self._timer(state, status, turn=state.turn, decision=decision))
 
     async def _deal(
         self, game_state: rules_pb2.GameState, deck: list[str]
@@ -280,16 +295,29 @@ class Decider:
         return events, reply.state, reply.status
 
     def _timer(
-        self, state: TableState, status: common_pb2.GameStatus, turn: int
+        self,
+        state: TableState,
+        status: common_pb2.GameStatus,
+        turn: int,
+        decision: Decision | None = None,
     ) -> list[events_pb2.Event]:
-        timer_ms = state.settings.turn_timer_ms
-        if not timer_ms or status.over or not status.to_act:
+        """The turn's deadline: the table's timer for every seat to act, or, on a table without
+        one, the computer players' deadline for the bot-held seats to act, after which this
+        service moves for them (a bot service too busy to take a seat never stalls a game)."""
+        if status.over or not status.to_act:
             return []
+        timer_ms, seats = state.settings.turn_timer_ms, list(status.to_act)
+        if not timer_ms:
+            bots = _bot_seats(state, decision)
+            seats = [seat for seat in seats if seat in bots]
+            timer_ms = self._limits.bot_fallback_ms
+            if not seats:
+                return []
         deadline = self._env.now() + timer_ms / 1000.0
         return [
             public(
                 turn_timer_started=events_pb2.TurnTimerStarted(
-                    seats=list(status.to_act), deadline=timestamp(deadline), turn=turn
+                    seats=seats, deadline=timestamp(deadline), turn=turn
                 )
             )
         ]
@@ -313,6 +341,9 @@ class Decider:
         )
         self._hand_over(state, seat, "left", progress, decision)
         await self._end_if_alone(table, decision, leaver_seat=seat)
+        if not state.settings.turn_timer_ms and seat in status.to_act and not status.over:
+            # the seat is a computer player's now, and no timer covers its turn yet
+            decision.events.extend(self._timer(state, status, turn=state.turn, decision=decision))
         return decision
 
     def _hand_over(
@@ -456,7 +487,9 @@ class Decider:
         decision.events = [
             event for event in decision.events if not event.HasField("turn_timer_started")
         ]
-        decision.events.extend(self._timer(state, status, turn=state.turn + turns_in_batch))
+        decision.events.extend(
+            self._timer(state, status, turn=state.turn + turns_in_batch, decision=decision)
+        )
 
     async def _deck(self, state: TableState) -> list[str]:
         reply = await self._rules.new_game(
@@ -478,9 +511,12 @@ class Decider:
             raise RuleViolationError("the turn has not timed out yet")
         status = table.game_status
         assert status is not None
-        for seat in list(status.to_act):
+        covered = set(state.timer.seats)
+        for seat in [seat for seat in status.to_act if seat in covered]:
             occupant = state.seats[seat]
             consecutive = occupant.consecutive_timeouts + 1
+            if occupant.is_bot and not state.settings.turn_timer_ms:
+                decision.fallback_seats.append(seat)
             decision.events.append(
                 public(
                     turn_timed_out=events_pb2.TurnTimedOut(

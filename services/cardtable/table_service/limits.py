@@ -18,6 +18,8 @@ from cardtable_api.events.v1 import events_pb2
 #: The turn timer is off (0) or within these bounds: shorter is no time for a person.
 MIN_TURN_TIMER_MS = 5_000
 MAX_TURN_TIMER_MS = 600_000
+#: A computer player's seat waits this long for the bot service on a table without a timer.
+BOT_FALLBACK_MS = 10_000
 #: How long an open table waits for people before computer players fill it.
 MAX_FILL_WAIT_MS = 600_000
 #: A table option's value (options are the game's own: flags and small numbers).
@@ -32,6 +34,9 @@ class TableLimits:
     """The bounds one deployment applies (``MIN_TURN_TIMER_MS``: tests of timeouts go lower)."""
 
     min_turn_timer_ms: int = MIN_TURN_TIMER_MS
+    #: On a table without a turn timer, how long a computer player's seat may wait for the bot
+    #: service before this service moves for it (``BOT_FALLBACK_MS``).
+    bot_fallback_ms: int = BOT_FALLBACK_MS
 
 
 #: The bounds a deployment has unless its settings say otherwise.

@@ -42,6 +42,7 @@ from cardtable.table_service.application import TableApplication
 from cardtable.table_service.auth import DEFAULT_MAX_LIFETIME_SECONDS, TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.limits import (
+    BOT_FALLBACK_MS,
     DEFAULT_LIMITS,
     MAX_TURN_TIMER_MS,
     MIN_TURN_TIMER_MS,
@@ -112,7 +113,10 @@ class TableServiceSettings:
                     default=MIN_TURN_TIMER_MS,
                     minimum=1,
                     maximum=MAX_TURN_TIMER_MS,
-                )
+                ),
+                bot_fallback_ms=env.integer(
+                    "BOT_FALLBACK_MS", default=BOT_FALLBACK_MS, minimum=1, maximum=MAX_TURN_TIMER_MS
+                ),
             ),
             lobby_finished_retention_seconds=env.seconds(
                 "LOBBY_FINISHED_RETENTION_SECONDS", default=DEFAULT_FINISHED_RETENTION_SECONDS

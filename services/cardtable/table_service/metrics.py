@@ -26,6 +26,12 @@ class TableMetrics:
             ["limit"],
             registry=registry,
         )
+        self.bot_fallback_moves = Counter(
+            "cardtable_table_bot_fallback_moves_total",
+            "Moves this service made for a computer player's seat that no computer player "
+            "took in time: the bot service is short of capacity. Alert on any increase.",
+            registry=registry,
+        )
         self.moves = Counter(
             "cardtable_moves_total",
             "Moves applied (a player's or a timer's)",

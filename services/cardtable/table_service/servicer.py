@@ -190,6 +190,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         app.appended_listeners.append(self._changes.appended)
         if metrics is not None:
             app.integrity_listeners.append(metrics.log_integrity_failed)
+            app.fallback_listeners.append(lambda table_id, seat: metrics.bot_fallback_moves.inc())
 
     def _limited(self, principal: Principal) -> Principal:
         """Spend one of the caller's mutating calls (the bot service, which plays many seats
