@@ -64,13 +64,13 @@ async def test_demonstration_prints_what_the_scoring_service_says(tmp_path: Path
                     for entry in reply.entries
                 ]
                 assert [row for row in rows if row[0] == game] == answered
-        await _the_printed_audit_passes(text)
+        await _the_printed_audit_passes(text, tmp_path)
     finally:
         stop.set()
         assert await asyncio.wait_for(task, 60) == 0
 
 
-async def _the_printed_audit_passes(text: str) -> None:
+async def _the_printed_audit_passes(text: str, tmp_path: Path) -> None:
     """The audit command the stack prints runs as shown: as the operator's NATS user on the
     embedded server (anonymous connections are refused there), with the public keys."""
     line = next(line for line in text.splitlines() if "or audit it:" in line)
@@ -79,6 +79,10 @@ async def _the_printed_audit_passes(text: str) -> None:
     table_id = words[-1]
     if not os.environ.get("NATS_URL"):
         assert "NATS admits only each component's own user" in text
+        config = tmp_path / "nats.conf"  # beside the logs, as .run/nats.conf for make run
+        assert f"its configuration: {config}" in text
+        assert env["NATS_PASSWORD"] in config.read_text()
+        assert config.stat().st_mode & 0o777 == 0o600
         assert env["NATS_USER"] == "cardtable-operator" and env["NATS_PASSWORD"]
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -69,6 +69,9 @@ class NatsAccessPlan:
 
     admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     deployments: dict[str, dict[str, NatsUser]] = field(default_factory=dict)
+    #: Where the server's configuration (with the passwords) is written; None: beside its
+    #: data. ``cardtable run`` keeps it under ``.run/``, where a developer finds it.
+    config_dir: Path | None = None
 
     def add(self, prefix: str) -> dict[str, NatsUser]:
         """Users for every component of the deployment under ``prefix`` (made once)."""
@@ -131,10 +134,13 @@ class NatsDevServer(DevServer):
 
     @property
     def config_path(self) -> Path:
+        if self.access is not None and self.access.config_dir is not None:
+            return self.access.config_dir / "nats.conf"
         return self.base_dir / "nats.conf"
 
     def _write_config(self) -> None:
         """Everything in one file: a reload compares the whole configuration with the last."""
+        self.config_path.parent.mkdir(parents=True, exist_ok=True)
         settings = (
             f'server_name: "cardtable-dev-{self.port}"\n'
             f'listen: "{self.host}:{self.port}"\n'

@@ -99,7 +99,7 @@ async def run_stack(
                 async_dev_servers(
                     nats=not nats_url,
                     postgres=not database_url,
-                    access=None if nats_url else NatsAccessPlan(),
+                    access=None if nats_url else NatsAccessPlan(config_dir=log_dir.parent),
                 )
             )
             if not nats_url:
@@ -108,8 +108,11 @@ async def run_stack(
             nats_url = nats_url or servers.nats_url
             database_url = database_url or servers.database_url
             say(f"servers from the pip wheels started in {servers.started_in_seconds:.1f} s")
-            if users:
-                say("NATS admits only each component's own user (docs/security.md)")
+            if users and servers.nats is not None:
+                say(
+                    "NATS admits only each component's own user (docs/security.md); "
+                    f"its configuration: {servers.nats.config_path}"
+                )
         say(f"NATS JetStream  {nats_url}")
         say(f"PostgreSQL      {database_url}")
         started: dict[str, ServiceProcess] = {}
