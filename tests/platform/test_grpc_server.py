@@ -11,6 +11,7 @@ import sys
 import textwrap
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
@@ -230,44 +231,9 @@ async def test_a_message_larger_than_the_limit_is_refused() -> None:
     assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-async def test_serve_runs_until_asked_to_stop() -> None:
-    settings = ServerSettings.from_env({"GRPC_PORT": "0", "METRICS_PORT": "0"})
-    stop, ready = asyncio.Event(), asyncio.Event()
-    started: list[RunningServer] = []
-
-    def on_started(server: RunningServer) -> None:
-        started.append(server)
-        ready.set()
-
-    serving = asyncio.create_task(
-        serve(
-            settings,
-            [echo_service()],
-            stop_requested=stop,
-            handle_signals=False,
-            on_started=on_started,
-        )
-    )
-    await asyncio.wait_for(ready.wait(), 10)
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{started[0].port}") as channel:
-        assert await health_of(channel) == SERVING
-
-    stop.set()
-    await asyncio.wait_for(serving, 15)
-
-    assert await started[0].health.Check(health_pb2.HealthCheckRequest(service=""), None) == (
-        health_pb2.HealthCheckResponse(status=NOT_SERVING)
-    )
-
-
-@pytest.mark.parametrize(("listen_host", "bound"), [("127.0.0.1", {"127.0.0.1"}), ("", None)])
-async def test_the_servers_listen_where_listen_host_says(
-    listen_host: str, bound: set[str] | None
-) -> None:
-    """``cardtable run`` sets 127.0.0.1: neither gRPC nor metrics is reachable from outside."""
-    settings = ServerSettings.from_env(
-        {"GRPC_PORT": "0", "METRICS_PORT": "0", "LISTEN_HOST": listen_host}
-    )
+@asynccontextmanager
+async def _serving(settings: ServerSettings) -> AsyncIterator[RunningServer]:
+    """``serve`` running in a task until the block ends, then asked to stop."""
     stop, ready = asyncio.Event(), asyncio.Event()
     started: list[RunningServer] = []
 
@@ -286,18 +252,43 @@ async def test_the_servers_listen_where_listen_host_says(
     )
     try:
         await asyncio.wait_for(ready.wait(), 10)
-        listening = {
-            connection.laddr.ip
-            for connection in psutil.Process().net_connections(kind="inet")
-            if connection.status == psutil.CONN_LISTEN and connection.laddr.port == started[0].port
-        }
-        if bound is None:
-            assert listening & {"::", "0.0.0.0"}
-        else:  # gRPC may report the loopback in its IPv6-mapped form
-            assert {address.removeprefix("::ffff:") for address in listening} == bound
+        yield started[0]
     finally:
         stop.set()
         await asyncio.wait_for(serving, 15)
+
+
+async def test_serve_runs_until_asked_to_stop() -> None:
+    settings = ServerSettings.from_env({"GRPC_PORT": "0", "METRICS_PORT": "0"})
+    async with (
+        _serving(settings) as server,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
+    ):
+        assert await health_of(channel) == SERVING
+
+    assert await server.health.Check(health_pb2.HealthCheckRequest(service=""), None) == (
+        health_pb2.HealthCheckResponse(status=NOT_SERVING)
+    )
+
+
+@pytest.mark.parametrize(("listen_host", "bound"), [("127.0.0.1", {"127.0.0.1"}), ("", None)])
+async def test_the_servers_listen_where_listen_host_says(
+    listen_host: str, bound: set[str] | None
+) -> None:
+    """``cardtable run`` sets 127.0.0.1: its gRPC port is not reachable from outside."""
+    settings = ServerSettings.from_env(
+        {"GRPC_PORT": "0", "METRICS_PORT": "0", "LISTEN_HOST": listen_host}
+    )
+    async with _serving(settings) as server:
+        listening = {
+            connection.laddr.ip
+            for connection in psutil.Process().net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN and connection.laddr.port == server.port
+        }
+    if bound is None:
+        assert listening & {"::", "0.0.0.0"}
+    else:  # gRPC may report the loopback in its IPv6-mapped form
+        assert {address.removeprefix("::ffff:") for address in listening} == bound
 
 
 SERVICE_MAIN = textwrap.dedent(
