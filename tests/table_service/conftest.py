@@ -27,7 +27,11 @@ async def cluster(
 
 #: Tight limits, so that a test reaches each with a few calls.
 TIGHT_QUOTAS = QuotaSettings(
-    mutations_per_second=5, mutation_burst=10, open_tables_per_player=3, watches_per_player=2
+    mutations_per_second=5,
+    mutation_burst=10,
+    open_tables_per_player=3,
+    seats_per_player=4,
+    watches_per_player=2,
 )
 
 

@@ -78,6 +78,42 @@ async def test_open_tables_per_player_are_limited_and_nothing_is_appended(
     await cluster.player("patient").create("hearts", 4, {"quick": "true"}, NO_TIMERS)
 
 
+async def test_seats_per_player_are_limited_at_open_and_running_tables(
+    quota_cluster: Cluster,
+) -> None:
+    """TIGHT_QUOTAS allow 4 seats: the fifth join is refused until a seat is given up."""
+    cluster = quota_cluster
+    flooder = cluster.player("flooder")
+    hosts = [cluster.player(f"host-{number}") for number in range(6)]
+    tables = [await host.create("hearts", 4, {"quick": "true"}, NO_TIMERS) for host in hosts]
+    for table_id in tables[:4]:
+        await flooder.join(table_id)
+    before = await _messages(cluster)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await flooder.join(tables[4])
+    assert refused.value.code() == EXHAUSTED
+    assert "you hold 4 seats at open and running tables" in (refused.value.details() or "")
+    assert await _messages(cluster) == before
+    # a seat at a running game counts as much as one at an open table
+    for number in range(3):
+        await hosts[number].join(tables[0])
+    assert (await flooder.view(tables[0], None)).status == "running"
+    with pytest.raises(grpc.aio.AioRpcError) as still:
+        await flooder.join(tables[5])
+    assert still.value.code() == EXHAUSTED
+    # leaving the running game hands the seat to a computer player: it no longer counts
+    await flooder.leave(tables[0])
+    await flooder.join(tables[4])
+    assert (
+        cluster.registry.get_sample_value(
+            "cardtable_table_quota_refusals_total", {"limit": "seats_per_player"}
+        )
+        == 2
+    )
+    # the quota is the flooder's alone: the others still join
+    await hosts[5].join(tables[5])
+
+
 async def test_a_flood_of_commands_is_rate_limited_with_a_time_to_retry(
     quota_cluster: Cluster,
 ) -> None:

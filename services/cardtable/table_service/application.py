@@ -506,4 +506,5 @@ def summary_of(state: TableState) -> TableSummary:
         fill_at=fill_at,
         bot_seats=sum(1 for seat in state.seats if seat.is_bot),
         created_by=state.created_by,
+        people=tuple(seat.player_id for seat in state.seats if seat.kind == PERSON),
     )

@@ -58,6 +58,9 @@ class TableSummary:
     #: Who created it ("" in entries written before the field existed): open tables count
     #: against their creator's quota.
     created_by: str = ""
+    #: The people seated now (computer players left out): each seat counts against its
+    #: player's quota of seats. Empty in entries written before the field existed.
+    people: tuple[str, ...] = ()
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
@@ -65,6 +68,8 @@ class TableSummary:
     @classmethod
     def from_json(cls, data: bytes) -> TableSummary:
         values: dict[str, Any] = json.loads(data)
+        if "people" in values:
+            values["people"] = tuple(values["people"])
         return cls(**values)
 
 
@@ -99,6 +104,8 @@ class LobbyIndex:
         #: as summaries every full collection would walk them all (an object each).
         self._finished: dict[str, bytes] = {}
         self._finished_at: dict[str, float] = {}
+        #: Seats each person holds at open and running tables, kept as summaries come and go.
+        self._seats_by_person: dict[str, int] = {}
         self._watcher_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -206,11 +213,19 @@ class LobbyIndex:
             return
         self._tables[summary.table_id] = summary
         self._by_status.setdefault(summary.status, {})[summary.table_id] = summary
+        for person in summary.people:
+            self._seats_by_person[person] = self._seats_by_person.get(person, 0) + 1
 
     def _drop(self, table_id: str) -> None:
         old = self._tables.pop(table_id, None)
         if old is not None:
             self._by_status.get(old.status, {}).pop(table_id, None)
+            for person in old.people:
+                remaining = self._seats_by_person[person] - 1
+                if remaining:
+                    self._seats_by_person[person] = remaining
+                else:
+                    del self._seats_by_person[person]
         self._finished.pop(table_id, None)
         self._finished_at.pop(table_id, None)
 
@@ -229,6 +244,10 @@ class LobbyIndex:
         if status == FINISHED:
             return (TableSummary.from_json(data) for data in self._finished.values())
         return self._by_status.get(status, {}).values()
+
+    def seats_held(self, player_id: str) -> int:
+        """The seats ``player_id`` holds at open and running tables, across replicas."""
+        return self._seats_by_person.get(player_id, 0)
 
     def get(self, table_id: str) -> TableSummary | None:
         summary = self._tables.get(table_id)

@@ -8,6 +8,9 @@ in the trailing metadata where waiting helps, and a count in
   join, leave, start, rematch, move), per replica;
 * ``OPEN_TABLES_PER_PLAYER``: tables created and not yet started, counted in the lobby, so
   across replicas;
+* ``SEATS_PER_PLAYER``: seats a person holds at open and running tables, counted in the lobby
+  too (a seat handed to a computer player after a leave no longer counts; a rematch, which
+  seats a finished game's players again, is not held back);
 * ``WATCHES_PER_PLAYER``: WatchTable and WatchTurns streams open at once, per replica;
 * ``WATCHES_PER_REPLICA`` and ``ANONYMOUS_WATCHES_PER_REPLICA``: all streams, and those of
   watchers without a token, on one replica.
@@ -40,6 +43,9 @@ class QuotaSettings:
     mutations_per_second: float = 20.0
     mutation_burst: int = 40
     open_tables_per_player: int = 10
+    #: More games at once than anyone plays by hand: a player who joins tables only to have
+    #: computer players fill them runs into it before the bot service does.
+    seats_per_player: int = 10
     watches_per_player: int = 8
     watches_per_replica: int = 2000
     anonymous_watches_per_replica: int = 200
@@ -149,10 +155,21 @@ def check_open_tables(created_by: str, open_tables: int, settings: QuotaSettings
         )
 
 
+def check_seats(held: int, settings: QuotaSettings) -> None:
+    """Refuse one more seat to a person who holds the most seats allowed."""
+    if settings.enabled and held >= settings.seats_per_player:
+        raise QuotaExceededError(
+            f"you hold {held} seats at open and running tables, the most one player may; "
+            "finish or leave a game first",
+            "seats_per_player",
+        )
+
+
 #: Each integer quota's setting and its bounds.
 _INTEGER_SETTINGS = (
     ("mutation_burst", "MUTATION_BURST", 1, 100_000),
     ("open_tables_per_player", "OPEN_TABLES_PER_PLAYER", 1, 100_000),
+    ("seats_per_player", "SEATS_PER_PLAYER", 1, 100_000),
     ("watches_per_player", "WATCHES_PER_PLAYER", 1, 100_000),
     ("watches_per_replica", "WATCHES_PER_REPLICA", 1, 1_000_000),
     ("anonymous_watches_per_replica", "ANONYMOUS_WATCHES_PER_REPLICA", 0, 1_000_000),

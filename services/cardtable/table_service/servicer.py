@@ -55,6 +55,7 @@ from cardtable.table_service.quotas import (
     RateLimiter,
     WatchCounter,
     check_open_tables,
+    check_seats,
 )
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
 from cardtable.table_service.store import SEQUENCE_HEADER
@@ -209,6 +210,18 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         )
         check_open_tables(principal.player_id, open_tables, self._quotas)
 
+    async def _join(self, table: Table, principal: Principal, seat: int | None) -> Decision:
+        """Seat ``principal``, within their quota of seats (computer players have none)."""
+        index = self._app.index
+        if (
+            self._quotas.enabled
+            and index is not None
+            and not principal.is_bot
+            and table.state.seat_of(principal.player_id) is None
+        ):
+            check_seats(index.seats_held(principal.player_id), self._quotas)
+        return await self._app.decider.join(table, principal, seat)
+
     def _watcher(self, context: Context) -> str | None:
         """Who a watch stream counts against: its token's player, or None without one."""
         try:
@@ -289,7 +302,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             outcome = await self._app.execute(
                 table_id,
                 _scoped(principal, request.command_id),
-                lambda table: self._app.decider.join(table, principal, seat),
+                lambda table: self._join(table, principal, seat),
                 fingerprint=fingerprint(request),
             )
             return table_pb2.JoinTableResponse(
@@ -320,7 +333,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     outcome = await self._app.execute(
                         summary.table_id,
                         f"{command_id}:join",
-                        lambda table: self._app.decider.join(table, principal, None),
+                        lambda table: self._join(table, principal, None),
                     )
                 except (RuleViolationError, ConcurrencyConflictError, TableNotFoundError):
                     continue  # filled up or started meanwhile: try the next one
@@ -342,7 +355,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             outcome = await self._app.execute(
                 table_id,
                 f"{command_id}:join",
-                lambda table: self._app.decider.join(table, principal, None),
+                lambda table: self._join(table, principal, None),
             )
             return table_pb2.QuickSeatResponse(
                 table_id=table_id,
