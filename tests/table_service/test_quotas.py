@@ -11,13 +11,15 @@ import pytest
 
 from cardtable.table_service.errors import TableError
 from cardtable.table_service.quotas import (
+    PlayerTurns,
     QuotaExceededError,
     QuotaSettings,
     RateLimiter,
     WatchCounter,
 )
+from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import NO_TIMERS, Cluster
+from tests.table_service.harness import BOT, NO_TIMERS, Cluster, Player
 
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
 
@@ -61,6 +63,21 @@ def test_watch_streams_are_counted_per_player_and_per_replica() -> None:
     lifted.hold("alice")
 
 
+async def test_a_players_counted_commands_take_turns_and_leave_nothing_behind() -> None:
+    turns, order = PlayerTurns(), []
+
+    async def command(player: str, name: str) -> None:
+        async with turns.turn(player):
+            order.append(f"{name} starts")
+            await asyncio.sleep(0.01)
+            order.append(f"{name} ends")
+
+    await asyncio.gather(command("alice", "a1"), command("alice", "a2"), command("bob", "b1"))
+    assert order.index("a1 ends") < order.index("a2 starts")
+    assert order.index("b1 starts") < order.index("a1 ends")  # bob is not held up by alice
+    assert turns.players == 0
+
+
 async def test_open_tables_per_player_are_limited_and_nothing_is_appended(
     quota_cluster: Cluster,
 ) -> None:
@@ -72,10 +89,55 @@ async def test_open_tables_per_player_are_limited_and_nothing_is_appended(
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await flooder.create("hearts", 4, {"quick": "true"}, NO_TIMERS)
     assert refused.value.code() == EXHAUSTED
-    assert "3 open tables that have not started" in (refused.value.details() or "")
+    assert "3 open tables that have not started or that computer players" in (
+        refused.value.details() or ""
+    )
     assert await _messages(cluster) == before
     # another player is not held back by the first one's tables
     await cluster.player("patient").create("hearts", 4, {"quick": "true"}, NO_TIMERS)
+
+
+async def test_tables_that_computer_players_alone_play_count_as_open_ones(
+    quota_cluster: Cluster,
+) -> None:
+    """Tables nobody sits at would otherwise start full of computer players without bound."""
+    cluster = quota_cluster
+    flooder = cluster.player("flooder")
+    filled = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=True, fill_wait_ms=100)
+    tables = [await flooder.create("hearts", 4, {"quick": "true"}, filled) for _ in range(3)]
+    for table_id in tables:
+        await _until_running(flooder, table_id)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await flooder.create("hearts", 4, {"quick": "true"}, filled)
+    assert refused.value.code() == EXHAUSTED
+    assert "computer players alone play" in (refused.value.details() or "")
+
+
+async def test_computer_players_watch_streams_are_not_held_to_a_persons_quota(
+    quota_cluster: Cluster,
+) -> None:
+    """The bot service watches every table it plays under one id: TIGHT_QUOTAS allow a
+    person 2 streams, and a refused stream would leave a computer seat unplayed."""
+    cluster = quota_cluster
+    host = cluster.player("host")
+    tables = [await host.create("hearts", 4, {"quick": "true"}, NO_TIMERS) for _ in range(3)]
+    bots = cluster.player("bots:replica", BOT)
+    streams = [
+        bots.stub.WatchTable(table_pb2.WatchTableRequest(table_id=table_id), metadata=bots.metadata)
+        for table_id in tables
+    ]
+    for stream in streams:
+        assert (await stream.read()).version >= 1
+    for stream in streams:
+        stream.cancel()
+
+
+async def _until_running(player: Player, table_id: str) -> None:
+    for _ in range(100):
+        if (await player.view(table_id, None)).status == "running":
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"table {table_id} never started")
 
 
 async def test_seats_per_player_are_limited_at_open_and_running_tables(
@@ -112,6 +174,32 @@ async def test_seats_per_player_are_limited_at_open_and_running_tables(
     )
     # the quota is the flooder's alone: the others still join
     await hosts[5].join(tables[5])
+
+
+async def test_concurrent_creates_and_joins_of_one_player_never_pass_a_quota_together(
+    quota_cluster: Cluster,
+) -> None:
+    """The lobby counts a table or seat once stored: concurrent calls must not all pass the
+    same count (TIGHT_QUOTAS: 3 open tables, 4 seats)."""
+    cluster = quota_cluster
+    flooder = cluster.player("flooder")
+    creates = await asyncio.gather(
+        *(flooder.create("hearts", 4, {"quick": "true"}, NO_TIMERS) for _ in range(6)),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(reply, str) for reply in creates) == 3
+    hosts = [cluster.player(f"host-{number}") for number in range(3)]
+    tables = [
+        await host.create("hearts", 4, {"quick": "true"}, NO_TIMERS)
+        for host in hosts
+        for _ in range(2)
+    ]
+    joins = await asyncio.gather(
+        *(cluster.player("joiner").join(table_id) for table_id in tables), return_exceptions=True
+    )
+    refused = [reply for reply in joins if isinstance(reply, grpc.aio.AioRpcError)]
+    assert len(refused) == 2
+    assert {error.code() for error in refused} == {EXHAUSTED}
 
 
 async def test_a_flood_of_commands_is_rate_limited_with_a_time_to_retry(

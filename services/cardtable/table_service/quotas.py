@@ -6,21 +6,24 @@ in the trailing metadata where waiting helps, and a count in
 
 * ``MUTATIONS_PER_SECOND`` / ``MUTATION_BURST``: a token bucket on mutating calls (create,
   join, leave, start, rematch, move), per replica;
-* ``OPEN_TABLES_PER_PLAYER``: tables created and not yet started, counted in the lobby, so
-  across replicas;
+* ``OPEN_TABLES_PER_PLAYER``: tables created and not yet started, or running with computer
+  players alone, counted in the lobby, so across replicas;
 * ``SEATS_PER_PLAYER``: seats a person holds at open and running tables, counted in the lobby
   too (a seat handed to a computer player after a leave no longer counts; a rematch, which
   seats a finished game's players again, is not held back);
-* ``WATCHES_PER_PLAYER``: WatchTable and WatchTurns streams open at once, per replica;
+* ``WATCHES_PER_PLAYER``: WatchTable and WatchTurns streams open at once, per replica
+  (computer players' streams are bounded by the bot service's seats instead);
 * ``WATCHES_PER_REPLICA`` and ``ANONYMOUS_WATCHES_PER_REPLICA``: all streams, and those of
   watchers without a token, on one replica.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from cardtable.platform.settings import EnvReader
@@ -145,12 +148,43 @@ class WatchCounter:
         return release
 
 
+class PlayerTurns:
+    """One player's quota-counted commands (creates, joins) on this replica, one at a time.
+
+    The lobby counts a table or a seat once its command is stored, so a player's concurrent
+    commands would all pass the same count; taken in turn, each sees the one before it. Other
+    players, and every move, are never held up.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, player_id: str) -> AsyncIterator[None]:
+        lock, waiting = self._locks.get(player_id, (asyncio.Lock(), 0))
+        self._locks[player_id] = (lock, waiting + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, waiting = self._locks[player_id]
+            if waiting == 1:
+                del self._locks[player_id]
+            else:
+                self._locks[player_id] = (lock, waiting - 1)
+
+    @property
+    def players(self) -> int:
+        """Players with a command in flight (none once every command has ended)."""
+        return len(self._locks)
+
+
 def check_open_tables(created_by: str, open_tables: int, settings: QuotaSettings) -> None:
     """Refuse a new table to a player who already has the most open ones allowed."""
     if settings.enabled and open_tables >= settings.open_tables_per_player:
         raise QuotaExceededError(
-            f"you have {open_tables} open tables that have not started, the most one player "
-            "may; start or leave one first",
+            f"you have {open_tables} open tables that have not started or that computer "
+            "players alone play, the most one player may; start, join or finish one first",
             "open_tables_per_player",
         )
 

@@ -50,6 +50,7 @@ from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.pipeline import UnaryMethod, serve_pipeline
 from cardtable.table_service.quotas import (
     DEFAULT_QUOTAS,
+    PlayerTurns,
     QuotaExceededError,
     QuotaSettings,
     RateLimiter,
@@ -187,6 +188,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._quotas = quotas
         self._rate = RateLimiter(quotas.mutations_per_second, quotas.mutation_burst)
         self._watches = WatchCounter(quotas)
+        self._turns = PlayerTurns()
         self._changes = TableChanges(nats, app.store)
         app.appended_listeners.append(self._changes.appended)
         if metrics is not None:
@@ -200,13 +202,23 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             self._rate.take(principal.player_id)
         return principal
 
+    @contextlib.asynccontextmanager
+    async def _counted(self, principal: Principal) -> AsyncIterator[None]:
+        """Around a command that a lobby-counted quota checks: one per player at a time."""
+        if not self._quotas.enabled or principal.is_bot:
+            yield
+            return
+        async with self._turns.turn(principal.player_id):
+            yield
+
     def _check_open_tables(self, principal: Principal) -> None:
         if not self._quotas.enabled or self._app.index is None or principal.is_bot:
             return
         open_tables = sum(
             1
-            for summary in self._app.index.tables(OPEN)
-            if summary.created_by == principal.player_id
+            for status in (OPEN, RUNNING)
+            for summary in self._app.index.with_status(status)
+            if summary.created_by == principal.player_id and _counts_as_open(summary)
         )
         check_open_tables(principal.player_id, open_tables, self._quotas)
 
@@ -222,13 +234,17 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             check_seats(index.seats_held(principal.player_id), self._quotas)
         return await self._app.decider.join(table, principal, seat)
 
-    def _watcher(self, context: Context) -> str | None:
-        """Who a watch stream counts against: its token's player, or None without one."""
+    def _hold_watch(self, context: Context) -> Callable[[], None]:
+        """One of the caller's watch streams: a person's or an anonymous watcher's counts
+        against the quotas; a computer player's does not (the bot service watches every table
+        it plays, bounded by its seats, and a stream refused to it would stall a game)."""
         try:
             principal = self._optional_principal(context)
         except TableError:
-            return None
-        return principal.player_id if principal is not None else None
+            principal = None
+        if principal is not None and principal.is_bot:
+            return lambda: None
+        return self._watches.hold(principal.player_id if principal is not None else None)
 
     def _principal(self, context: Context) -> Principal:
         return self._tokens.verify(bearer_token(context.invocation_metadata()))
@@ -258,9 +274,10 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 self._check_open_tables(principal)
                 return await self._app.decider.create_table(principal, created)
 
-            outcome = await self._app.create(
-                _scoped(principal, request.command_id), decide, fingerprint=fingerprint(request)
-            )
+            async with self._counted(principal):
+                outcome = await self._app.create(
+                    _scoped(principal, request.command_id), decide, fingerprint=fingerprint(request)
+                )
             return table_pb2.CreateTableResponse(
                 table_id=outcome.table.state.table_id, version=outcome.table.state.version
             )
@@ -299,12 +316,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             principal = self._limited(self._principal(context))
             table_id = check_table_id(request.table_id)
             seat = request.seat if request.HasField("seat") else None
-            outcome = await self._app.execute(
-                table_id,
-                _scoped(principal, request.command_id),
-                lambda table: self._join(table, principal, seat),
-                fingerprint=fingerprint(request),
-            )
+            async with self._counted(principal):
+                outcome = await self._app.execute(
+                    table_id,
+                    _scoped(principal, request.command_id),
+                    lambda table: self._join(table, principal, seat),
+                    fingerprint=fingerprint(request),
+                )
             return table_pb2.JoinTableResponse(
                 seat=_own_seat(outcome, principal), version=outcome.table.state.version
             )
@@ -317,53 +335,60 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async def work() -> table_pb2.QuickSeatResponse:
             check_request_size(request)
             principal = self._limited(self._principal(context))
-            command_id = _scoped(principal, request.command_id)
-            game = request.game.strip().lower()
-            wanted = dict(request.options.values)
-            candidates = [
-                summary
-                for summary in (self._app.index.tables(OPEN) if self._app.index else [])
-                if summary.game == game
-                and summary.seats_taken < summary.seats
-                and (not request.seats or summary.seats == request.seats)
-                and summary.options == wanted
-            ]
-            for summary in candidates:
-                try:
-                    outcome = await self._app.execute(
-                        summary.table_id,
-                        f"{command_id}:join",
-                        lambda table: self._join(table, principal, None),
-                    )
-                except (RuleViolationError, ConcurrencyConflictError, TableNotFoundError):
-                    continue  # filled up or started meanwhile: try the next one
-                return table_pb2.QuickSeatResponse(
-                    table_id=summary.table_id,
-                    seat=_own_seat(outcome, principal),
-                    version=outcome.table.state.version,
+            async with self._counted(principal):
+                return await self._quick_seat(request, principal)
+
+        return await guarded(context, work, self._metrics, "QuickSeat")
+
+    async def _quick_seat(
+        self, request: table_pb2.QuickSeatRequest, principal: Principal
+    ) -> table_pb2.QuickSeatResponse:
+        """A seat at an open table like the one asked for, or at a new one."""
+        command_id = _scoped(principal, request.command_id)
+        game = request.game.strip().lower()
+        wanted = dict(request.options.values)
+        candidates = [
+            summary
+            for summary in (self._app.index.tables(OPEN) if self._app.index else [])
+            if summary.game == game
+            and summary.seats_taken < summary.seats
+            and (not request.seats or summary.seats == request.seats)
+            and summary.options == wanted
+        ]
+        for summary in candidates:
+            try:
+                outcome = await self._app.execute(
+                    summary.table_id,
+                    f"{command_id}:join",
+                    lambda table: self._join(table, principal, None),
                 )
-            created = events_pb2.TableCreated(
-                game=game, seats=request.seats, options=request.options, settings=DEFAULT_SETTINGS
-            )
-
-            async def decide() -> Decision:
-                self._check_open_tables(principal)
-                return await self._app.decider.create_table(principal, created)
-
-            made = await self._app.create(f"{command_id}:create", decide)
-            table_id = made.table.state.table_id
-            outcome = await self._app.execute(
-                table_id,
-                f"{command_id}:join",
-                lambda table: self._join(table, principal, None),
-            )
+            except (RuleViolationError, ConcurrencyConflictError, TableNotFoundError):
+                continue  # filled up or started meanwhile: try the next one
             return table_pb2.QuickSeatResponse(
-                table_id=table_id,
+                table_id=summary.table_id,
                 seat=_own_seat(outcome, principal),
                 version=outcome.table.state.version,
             )
+        created = events_pb2.TableCreated(
+            game=game, seats=request.seats, options=request.options, settings=DEFAULT_SETTINGS
+        )
 
-        return await guarded(context, work, self._metrics, "QuickSeat")
+        async def decide() -> Decision:
+            self._check_open_tables(principal)
+            return await self._app.decider.create_table(principal, created)
+
+        made = await self._app.create(f"{command_id}:create", decide)
+        table_id = made.table.state.table_id
+        outcome = await self._app.execute(
+            table_id,
+            f"{command_id}:join",
+            lambda table: self._join(table, principal, None),
+        )
+        return table_pb2.QuickSeatResponse(
+            table_id=table_id,
+            seat=_own_seat(outcome, principal),
+            version=outcome.table.state.version,
+        )
 
     async def LeaveTable(
         self, request: table_pb2.LeaveTableRequest, context: Context
@@ -500,7 +525,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> AsyncIterator[Reply]:
         """``stream`` while it holds one of the caller's watch streams (quotas.py)."""
         try:
-            release = self._watches.hold(self._watcher(context))
+            release = self._hold_watch(context)
         except TableError as error:
             await refuse(context, error, self._metrics)
         try:
@@ -687,6 +712,17 @@ def _own_seat(outcome: Outcome, principal: Principal) -> int:
     if seat is None:
         raise RuleViolationError("you have no seat at this table")
     return seat
+
+
+def _counts_as_open(summary: TableSummary) -> bool:
+    """A table not yet started, or one computer players alone play: both count against their
+    creator's open tables (a game of computer players only costs the bot service its seats and
+    serves nobody at the table, so a creator may not start them without bound)."""
+    return summary.status == OPEN or (
+        summary.status == RUNNING
+        and summary.bot_seats is not None
+        and summary.bot_seats >= summary.seats
+    )
 
 
 def _summary_message(summary: TableSummary) -> table_pb2.TableSummary:
