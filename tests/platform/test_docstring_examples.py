@@ -7,10 +7,12 @@ from types import ModuleType
 
 import pytest
 
-from cardtable.platform import logging, provisioning, settings
+from cardtable.platform import logging, provisioning, rated_tables, settings
 
 
-@pytest.mark.parametrize("module", [settings, logging, provisioning], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [settings, logging, provisioning, rated_tables], ids=lambda m: m.__name__
+)
 def test_docstring_examples_pass(module: ModuleType) -> None:
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
 

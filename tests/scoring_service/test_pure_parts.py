@@ -23,6 +23,7 @@ from cardtable.scoring_service.page_tokens import BadPageTokenError, decode_page
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat, seat_changes
 from cardtable.scoring_service.settings import ConsumerSettings, ScoringSettings
 from cardtable_api.events.v1 import events_pb2
+from tests.scoring_service.event_log import TableLog, people
 
 NAMES = LogNames.from_prefix("cardtable")
 AT = datetime(2025, 1, 1, tzinfo=UTC)
@@ -94,6 +95,7 @@ def finished(
         ),
         ended_early=bool(reason),
         end_reason=reason,
+        rated=True,
     )
 
 
@@ -116,6 +118,22 @@ def test_everyone_else_left_needs_exactly_one_person_still_seated() -> None:
         seat_changes(nobody, [1500.0] * 3)
     with pytest.raises(PoisonMessageError, match="hearts game ended early"):
         seat_changes(finished("hearts", [0, 0, 0, 0], reason="everyone_else_left"), [1500.0] * 4)
+
+
+@pytest.mark.parametrize(("recorded", "rated"), [(None, True), (True, True), (False, False)])
+def test_a_game_is_rated_as_its_table_created_says_and_a_log_without_it_is(
+    recorded: bool | None, rated: bool
+) -> None:
+    """None: a log written before TableCreated held the decision, when every game was rated."""
+    players = people("ann", "bob", "cy", "dee")
+    quick = {"quick": "true"}  # rated or not, only the log says, whatever its options
+    log = TableLog("hearts", players, seed=5, options=quick, rated=recorded).play()
+    folded = projection.Projection({})
+    for table_batch in log.batches:
+        subject = NAMES.table_subject(log.table_id)
+        assert folded.apply(decode(stored(table_batch, subject), NAMES))
+    assert folded.tables[log.table_id].game.rated is rated
+    assert [game.rated for game in folded.finished] == [rated]
 
 
 def test_a_tied_belote_end_cannot_be_rated() -> None:

@@ -42,7 +42,12 @@ def many_tables() -> list[TableLog]:
         seats = 3 if game == "358" else 4
         chosen = [players[(seed + offset) % len(players)] for offset in range(seats)]
         log = TableLog(
-            game, chosen, seed=100 + seed, options={"quick": "true"} if seed == 3 else {}
+            game,
+            chosen,
+            seed=100 + seed,
+            options={"quick": "true"} if seed == 3 else {},
+            # recorded once; the other logs predate the field, and read as rated
+            rated=True if seed == 1 else None,
         )
         log.open_and_start()
         log.play_deals(3)
@@ -50,10 +55,11 @@ def many_tables() -> list[TableLog]:
             log.leave(1)
         log.play_to_end()
         logs.append(log)
+    unrated = TableLog("belote", players[:4], seed=140, rated=False).play()
     unfinished = TableLog("whist", people("fay", "gus", "hal"), seed=120)
     unfinished.open_and_start()
     unfinished.play_deals(2)
-    return [*logs, unfinished]
+    return [*logs, unrated, unfinished]
 
 
 @pytest.mark.parametrize(
@@ -117,7 +123,8 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
         comparison = await compare_projections(connection, SCHEMA, REBUILT)
     assert [c.table for c in comparison if not c.identical] == []
     rows = {c.table: c.rows_in_first for c in comparison}
-    assert rows["games"] == 9 and rows["dead_letters"] == 2 and rows["rating_changes"] == 30
+    # the unrated game's row and results are there, and no rating change of it
+    assert rows["games"] == 10 and rows["dead_letters"] == 2 and rows["rating_changes"] == 30
     assert all(c.rows_in_first == c.rows_in_second for c in comparison)
 
 
@@ -235,7 +242,8 @@ async def test_a_live_writer_that_another_writer_overtook_reads_the_schema_again
         comparison = await compare_projections(connection, SCHEMA, REBUILT)
     assert [c.table for c in comparison if not c.identical] == []
     finished = "SELECT count(*) FROM games WHERE status = 'finished'"
-    assert await projection_pool.fetchval(finished) == 8
+    assert await projection_pool.fetchval(finished) == 9
+    assert await projection_pool.fetchval(f"{finished} AND NOT rated") == 1
 
 
 async def stored(js: JetStreamContext, names: LogNames, sequence: int) -> StoredMessage:

@@ -3,7 +3,8 @@
 The log here is the real one: scripted clients play over gRPC, the table service appends,
 and the live consumer projects the stream. Deal scores, totals and places are compared with
 the game record the table service serves, and the rating changes are computed in the test
-from RULES.md's formulas (equal starting ratings of 1500).
+from RULES.md's formulas (equal starting ratings of 1500). The tables are created rated: a
+timer long enough for a person, and each game's standard options.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_api.table.v1 import table_pb2
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.table_service.harness import (
+    RATED_SETTINGS,
     log_security,
     play_to_the_end,
     running_rules,
@@ -31,11 +33,13 @@ from tests.table_service.harness import (
 )
 
 GAMES = [
-    ("hearts", 4, {"quick": "true"}),
+    ("hearts", 4, {}),
     ("whist", 3, {}),
     ("358", 3, {}),
     ("belote", 4, {}),
 ]
+#: Hearts passes left, right, across, then not at all, deal after deal (RULES.md).
+HEARTS_PASSING = ("left", "right", "across", None)
 
 
 @pytest.mark.parametrize(("game", "seats", "options"), GAMES)
@@ -54,7 +58,7 @@ async def test_a_game_played_through_the_table_service_is_scored_and_rated(
         running_table_service(nats_url, nats_namespace.prefix, rules_address) as cluster,
     ):
         host = cluster.player("host")
-        table_id = await host.create(game, seats, options)
+        table_id = await host.create(game, seats, options, RATED_SETTINGS)
         players = {seat: cluster.player(name) for seat, name in enumerate(names)}
         for seat, player in players.items():
             await player.join(table_id, seat)
@@ -88,7 +92,9 @@ async def test_a_game_played_through_the_table_service_is_scored_and_rated(
         passing = await projection_pool.fetch(
             "SELECT passing FROM deals WHERE table_id = $1 ORDER BY deal_number", table_id
         )
-        assert [row["passing"] for row in passing] == ["left"]
+        assert [row["passing"] for row in passing] == [
+            HEARTS_PASSING[deal % 4] for deal in range(len(passing))
+        ]
     assert [list(row["totals"]) for row in rows] == [deal["totals"] for deal in played]
     finals = await projection_pool.fetch(
         "SELECT player_id, total, place FROM game_players WHERE table_id = $1 ORDER BY seat",
@@ -122,9 +128,9 @@ async def test_rebuild_command_matches_the_live_projection(
         running_rules() as rules_address,
         running_table_service(nats_url, nats_namespace.prefix, rules_address) as cluster,
     ):
-        for game, seats, options in GAMES[:2]:
+        for game, seats, options in [GAMES[1], GAMES[3]]:
             host = cluster.player("host")
-            table_id = await host.create(game, seats, options)
+            table_id = await host.create(game, seats, options, RATED_SETTINGS)
             players = {seat: cluster.player(f"r{seat}") for seat in range(seats)}
             for seat, player in players.items():
                 await player.join(table_id, seat)

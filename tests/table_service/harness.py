@@ -54,6 +54,10 @@ TEST_QUOTAS = replace(DEFAULT_QUOTAS, mutations_per_second=10_000, mutation_burs
 #: Timeouts are tested with timers far shorter than a person would be given.
 TEST_LIMITS = TableLimits(min_turn_timer_ms=50)
 NO_TIMERS = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False)
+#: Settings within the rated bounds (table_service/rated.py): a timer long enough for a person,
+#: and longer than a test waits between two moves. A test that checks ratings creates its
+#: tables with these; a table without a timer is unrated.
+RATED_SETTINGS = events_pb2.TableSettings(turn_timer_ms=60_000, fill_with_bots=False)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from cardtable.platform.log_signing import (
     batch_sha256,
     check_next,
 )
+from cardtable.platform.rated_tables import table_is_rated
 from cardtable.scoring_service.messages import DecodedBatch, FactFields, PoisonMessageError
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat
 from cardtable.scoring_service.rows import (
@@ -201,6 +202,7 @@ class Projection:
             finished_at=None,
             started_sequence=None,
             finished_sequence=None,
+            rated=table_is_rated(created),
         )
         seats = {seat: SeatRow(table_id, seat, None, None) for seat in range(created.seats)}
         state = TableState(game=game, seats=seats)
@@ -337,6 +339,7 @@ class Projection:
                 seats=tuple(rated_seats),
                 ended_early=finished.ended_early,
                 end_reason=finished.reason,
+                rated=game.rated,
             )
         )
 

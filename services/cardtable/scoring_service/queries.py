@@ -150,13 +150,14 @@ class GameResult:
     finished_at: datetime | None
     ended_early: bool
     end_reason: str
+    rated: bool
 
 
 async def game_result(pool: asyncpg.Pool, table_id: str) -> GameResult | None:
     """A game deal by deal, with its result once finished; ``None`` for an unknown table."""
     async with pool.acquire() as connection, connection.transaction(readonly=True):
         game = await connection.fetchrow(
-            "SELECT game, status, started_at, finished_at, ended_early, end_reason "
+            "SELECT game, status, started_at, finished_at, ended_early, end_reason, rated "
             "FROM games WHERE table_id = $1",
             table_id,
         )
@@ -184,6 +185,7 @@ async def game_result(pool: asyncpg.Pool, table_id: str) -> GameResult | None:
             scores.setdefault(record["deal_number"], []).append(record["score"])
             totals.setdefault(record["deal_number"], []).append(record["total"])
     finished = game["status"] == FINISHED
+    rated = game["rated"]
     return GameResult(
         table_id=table_id,
         game=game["game"],
@@ -201,12 +203,15 @@ async def game_result(pool: asyncpg.Pool, table_id: str) -> GameResult | None:
         ],
         totals=[record["total"] for record in players] if finished else [],
         places=[record["place"] for record in players] if finished else [],
-        rating_changes=[record["rating_change"] for record in players] if finished else [],
+        rating_changes=(
+            [record["rating_change"] for record in players] if finished and rated else []
+        ),
         disconnected=[record["gone"] for record in players],
         started_at=game["started_at"],
         finished_at=game["finished_at"],
         ended_early=game["ended_early"],
         end_reason=game["end_reason"],
+        rated=rated,
     )
 
 
@@ -222,6 +227,7 @@ class PlayerGame:
     started_at: datetime
     finished_at: datetime | None
     started_sequence: int
+    rated: bool
 
 
 @dataclass(frozen=True)
@@ -235,12 +241,12 @@ class PlayerGamesPosition:
 async def player_games(
     pool: asyncpg.Pool, player_id: str, page_size: int, after: PlayerGamesPosition | None
 ) -> tuple[list[PlayerGame], PlayerGamesPosition | None]:
-    """The games a player was rated in, most recently started first."""
+    """The games a player played from the start (rated or not), most recently started first."""
     records = await pool.fetch(
         """
         SELECT games.table_id, games.game, players.seat, games.status = $5 AS finished,
                players.place, players.total, players.rating_change, games.started_at,
-               games.finished_at, games.started_sequence
+               games.finished_at, games.started_sequence, games.rated
         FROM game_players AS players JOIN games USING (table_id)
         WHERE players.player_id = $1
           AND ($2::bigint IS NULL OR (games.started_sequence, players.seat) < ($2, $3))

@@ -3,6 +3,8 @@
 The formulas themselves live in :mod:`cardtable.engine.rating` and only there; this module
 decides what to feed them from the log:
 
+* an unrated game (its table's settings lay outside the rated bounds: ``TableCreated.rated``)
+  gets none: its result is kept, and no rating, history or leaderboard changes;
 * the player rated for a seat is whoever sat there when the game started, bots included; a
   bot that took over a leaver's seat is not rated for it;
 * a player counted as disconnected at the end (left or lost the seat to timeouts, and did not
@@ -47,6 +49,8 @@ class FinishedGame:
     seats: tuple[RatedSeat, ...]
     ended_early: bool
     end_reason: str
+    #: Whether the game moves ratings (an unrated game's changes are never computed).
+    rated: bool
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,8 @@ class GameRow(Row):
     #: The digest of the last batch projected and whether one was signed (log_signing).
     last_batch_sha256: bytes = b""
     signed: bool = False
+    #: Whether the game moves ratings (TableCreated, platform/rated_tables.py).
+    rated: bool = True
 
 
 @dataclass(slots=True)
@@ -210,7 +212,7 @@ class TableState:
 
     game: GameRow
     seats: dict[int, SeatRow]
-    # The player rated for each seat, from the game's start on.
+    # The player of record for each seat (rated for it in a rated game), from the start on.
     rated: dict[int, GamePlayerRow] = field(default_factory=dict)
     # The deal being played (or the last one), and its per-seat rows.
     deal: DealRow | None = None

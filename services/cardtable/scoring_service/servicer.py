@@ -221,6 +221,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
             ended_early=result.ended_early,
             end_reason=result.end_reason,
             disconnected=result.disconnected,
+            rated=result.rated,
         )
 
     async def ListPlayerGames(
@@ -257,6 +258,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
                     finished_at=_timestamp(game.finished_at),
                     finished=game.finished,
                     started_at=_timestamp(game.started_at),
+                    rated=game.rated,
                 )
                 for game in games
             ],

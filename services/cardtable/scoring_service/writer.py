@@ -391,17 +391,19 @@ class ProjectionWriter:
         projection: Projection,
         ratings: dict[RatingKey, RatingRow],
     ) -> None:
-        """Rate the games that finished, in log order, from the ratings before each.
+        """Rate the rated games that finished, in log order, from the ratings before each.
 
         ``ratings`` receives every rating row read or changed, for :class:`CommittedState`.
+        An unrated game changes no rating (ratings.py): its seats keep no rating change.
         """
-        if not projection.finished:
+        rated_games = [finished for finished in projection.finished if finished.rated]
+        if not rated_games:
             return
         wanted = sorted(
-            {(seat.player_id, game.game) for game in projection.finished for seat in game.seats}
+            {(seat.player_id, game.game) for game in rated_games for seat in game.seats}
         )
         ratings.update(await self._load_ratings(connection, wanted))
-        for finished in projection.finished:
+        for finished in rated_games:
             keys = [(seat.player_id, finished.game) for seat in finished.seats]
             before = [ratings[key].rating if key in ratings else INITIAL_RATING for key in keys]
             try:

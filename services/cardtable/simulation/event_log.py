@@ -86,8 +86,12 @@ class TableLog:
         options: dict[str, str] | None = None,
         table_id: str | None = None,
         start: datetime = EPOCH,
+        rated: bool | None = None,
     ) -> None:
+        """``rated``: the table service's decision in ``TableCreated.rated``; None writes the
+        event as logs from before the field hold it."""
         self.spec = game_spec(game)
+        self.rated = rated
         self.players = list(players)
         self.options = dict(options or {})
         self.rng = random.Random(seed)
@@ -129,17 +133,16 @@ class TableLog:
     # -- the lobby -------------------------------------------------------------------------
     def open(self) -> None:
         """TableCreated, then each player takes their seat in a command of their own."""
-        self.append(
-            public(
-                table_created=events_pb2.TableCreated(
-                    game=self.spec.name,
-                    seats=len(self.players),
-                    options=common_pb2.GameOptions(values=self.options),
-                    settings=events_pb2.TableSettings(turn_timer_ms=30_000, fill_with_bots=True),
-                    created_by=self.players[0].player_id,
-                )
-            )
+        created = events_pb2.TableCreated(
+            game=self.spec.name,
+            seats=len(self.players),
+            options=common_pb2.GameOptions(values=self.options),
+            settings=events_pb2.TableSettings(turn_timer_ms=30_000, fill_with_bots=True),
+            created_by=self.players[0].player_id,
         )
+        if self.rated is not None:
+            created.rated = self.rated
+        self.append(public(table_created=created))
         for seat, player in enumerate(self.players):
             self.append(
                 public(

@@ -20,20 +20,27 @@ from rich.live import Live
 from rich.table import Table
 
 from cardtable.table_service.auth import TokenCodec
+from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
-#: One table of each game; Hearts plays the quick game so the whole demonstration stays short.
+#: One table of each game, each with its standard options: the games are rated, so each has a
+#: leaderboard to show.
 DEMO_TABLES: tuple[tuple[str, int, dict[str, str]], ...] = (
     ("whist", 4, {}),
     ("358", 3, {}),
     ("belote", 4, {}),
-    ("hearts", 4, {"quick": "true"}),
+    ("hearts", 4, {}),
 )
+#: The shortest timer of a rated game: computer players move at once, and one that stalls
+#: holds its table up no longer than that.
 DEMO_SETTINGS = events_pb2.TableSettings(
-    turn_timer_ms=5000, fill_with_bots=True, fill_wait_ms=200, bot_strategy="rules"
+    turn_timer_ms=RATED_MIN_TURN_TIMER_MS,
+    fill_with_bots=True,
+    fill_wait_ms=200,
+    bot_strategy="rules",
 )
 
 

@@ -418,7 +418,10 @@ class TableApplication:
                     _log.warning("bot request not published", extra={"error": repr(error)})
 
     async def rematch(self, table_id: str, command_id: str, principal: Principal) -> str:
-        """A new table with the same game, settings and seats; its game starts at once."""
+        """A new table with the same game, settings and seats; its game starts at once.
+
+        Whether it is rated is decided afresh from those settings, under the bounds of now.
+        """
         old = await self.read(table_id)
         state = old.state
         if state.status != FINISHED:
@@ -440,6 +443,7 @@ class TableApplication:
                 created_by=principal.player_id,
                 rematch_of=table_id,
             )
+            created.rated = await self.decider.rated(created)
             events = [public(table_created=created)]
             for number, seat in enumerate(state.seats):
                 person = seat.owner_id or (seat.player_id if not seat.is_bot else "")
@@ -505,6 +509,7 @@ def summary_of(state: TableState) -> TableSummary:
         finished_at=state.finished_at,
         fill_at=fill_at,
         bot_seats=sum(1 for seat in state.seats if seat.is_bot),
+        rated=state.rated,
         created_by=state.created_by,
         people=tuple(seat.player_id for seat in state.seats if seat.kind == PERSON),
     )

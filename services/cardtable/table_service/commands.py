@@ -33,6 +33,7 @@ from cardtable.table_service.limits import (
     check_option_values,
     check_settings,
 )
+from cardtable.table_service.rated import is_rated
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
 from cardtable_api.common.v1 import common_pb2
@@ -137,6 +138,13 @@ class Decider:
             raise BadRequestError(f"unknown game {game!r}: choose one of {known}")
         return info
 
+    async def rated(self, created: events_pb2.TableCreated) -> bool:
+        """Whether a table created so is rated under this deployment's bounds (rated.py)."""
+        info = await self.game_info(created.game)
+        return is_rated(
+            created.settings, created.options.values, info, self._limits.rated_min_turn_timer_ms
+        )
+
     # -- lobby --------------------------------------------------------------------------------
     async def create_table(
         self,
@@ -163,6 +171,7 @@ class Decider:
         created = events_pb2.TableCreated()
         created.CopyFrom(request)
         created.game, created.seats, created.created_by = info.name, seats, principal.player_id
+        created.rated = await self.rated(created)
         return Decision(events=[public(table_created=created)])
 
     async def join(self, table: Table, principal: Principal, seat: int | None) -> Decision:

@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 
 from cardtable.bots.names import STRATEGY_NAMES
 from cardtable.table_service.errors import BadRequestError
+from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
 from cardtable_api.events.v1 import events_pb2
 
 #: The turn timer is off (0) or within these bounds: shorter is no time for a person.
@@ -37,6 +38,8 @@ class TableLimits:
     #: On a table without a turn timer, how long a computer player's seat may wait for the bot
     #: service before this service moves for it (``BOT_FALLBACK_MS``).
     bot_fallback_ms: int = BOT_FALLBACK_MS
+    #: The shortest turn timer of a rated game (``RATED_MIN_TURN_TIMER_MS``, rated.py).
+    rated_min_turn_timer_ms: int = RATED_MIN_TURN_TIMER_MS
 
 
 #: The bounds a deployment has unless its settings say otherwise.

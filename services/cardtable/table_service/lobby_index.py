@@ -30,6 +30,7 @@ from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
 from cardtable.platform.logging import get_logger
+from cardtable.platform.rated_tables import RATED_WHEN_UNRECORDED
 from cardtable.table_service.state import FINISHED
 
 _log = get_logger(__name__)
@@ -55,6 +56,9 @@ class TableSummary:
     fill_at: float = 0.0
     #: Seats a computer player holds now; None in an entry written before the field existed.
     bot_seats: int | None = None
+    #: Whether its game moves ratings; an entry written before the field existed is of a
+    #: table whose log predates it too, and reads as that log does.
+    rated: bool = RATED_WHEN_UNRECORDED
     #: Who created it ("" in entries written before the field existed): open tables count
     #: against their creator's quota.
     created_by: str = ""

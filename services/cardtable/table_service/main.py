@@ -52,6 +52,7 @@ from cardtable.table_service.lobby_index import DEFAULT_FINISHED_RETENTION_SECON
 from cardtable.table_service.log_security import LogSecurity, read_log_security
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.quotas import DEFAULT_QUOTAS, QuotaSettings, read_quotas
+from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.servicer import TableServicer
@@ -76,7 +77,7 @@ class TableServiceSettings:
     event_prefix: str
     #: The keys that sign, seal, verify and open the log (log_security.py).
     log_security: LogSecurity
-    #: Bounds on tables' settings (limits.py).
+    #: Bounds on tables' settings (limits.py), and those of rated games (rated.py).
     limits: TableLimits
     #: Per-player quotas and rate limits (quotas.py).
     quotas: QuotaSettings
@@ -116,6 +117,12 @@ class TableServiceSettings:
                 ),
                 bot_fallback_ms=env.integer(
                     "BOT_FALLBACK_MS", default=BOT_FALLBACK_MS, minimum=1, maximum=MAX_TURN_TIMER_MS
+                ),
+                rated_min_turn_timer_ms=env.integer(
+                    "RATED_MIN_TURN_TIMER_MS",
+                    default=RATED_MIN_TURN_TIMER_MS,
+                    minimum=1,
+                    maximum=MAX_TURN_TIMER_MS,
                 ),
             ),
             lobby_finished_retention_seconds=env.seconds(

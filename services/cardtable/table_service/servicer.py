@@ -734,4 +734,5 @@ def _summary_message(summary: TableSummary) -> table_pb2.TableSummary:
         status=summary.status,
         options=common_pb2.GameOptions(values=summary.options),
         bot_seats=summary.bot_seats,
+        rated=summary.rated,
     )

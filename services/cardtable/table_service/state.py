@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from cardtable.platform.rated_tables import table_is_rated
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.rules.v1 import rules_pb2
@@ -107,6 +108,8 @@ class TableState:
     finished_at: float = 0.0
     rematch_of: str = ""
     rematch_table_id: str = ""
+    #: Whether its game moves ratings, as TableCreated recorded it (platform/rated_tables.py).
+    rated: bool = False
     status: str = OPEN
     seats: list[Seat] = field(default_factory=list)
     first_dealer: int = 0
@@ -166,6 +169,7 @@ def _table_created(state: TableState, event: events_pb2.TableCreated, at: float)
     state.created_by = event.created_by
     state.created_at = at
     state.rematch_of = event.rematch_of
+    state.rated = table_is_rated(event)
     state.seats = [Seat() for _ in range(event.seats)]
 
 

@@ -292,11 +292,19 @@ class TableCreated(_message.Message):
     SETTINGS_FIELD_NUMBER: _builtins.int
     CREATED_BY_FIELD_NUMBER: _builtins.int
     REMATCH_OF_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     seats: _builtins.int
     created_by: _builtins.str
     rematch_of: _builtins.str
     """Set when the table is a rematch of a finished one."""
+    rated: _builtins.bool
+    """Whether the table's game moves ratings: the table service decides it once, from the
+    settings and options above and the deployment's rated bounds at creation (a rematch from
+    its own), so that every projection reads the same answer whatever the bounds are later.
+    Unset in logs written before the field existed, whose games were all rated: read it
+    with cardtable.platform.rated_tables.table_is_rated.
+    """
     @_builtins.property
     def options(self) -> _common_pb2.GameOptions: ...
     @_builtins.property
@@ -310,12 +318,15 @@ class TableCreated(_message.Message):
         settings: Global___TableSettings | None = ...,
         created_by: _builtins.str = ...,
         rematch_of: _builtins.str = ...,
+        rated: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "settings", b"settings"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "options", b"options", "rated", b"rated", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "game", b"game", "options", b"options", "rematch_of", b"rematch_of", "seats", b"seats", "settings", b"settings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "created_by", b"created_by", "game", b"game", "options", b"options", "rated", b"rated", "rematch_of", b"rematch_of", "seats", b"seats", "settings", b"settings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
+    _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rated) -> _WhichOneofReturnType__rated | None: ...
 
 Global___TableCreated: _TypeAlias = TableCreated  # noqa: Y015
 

@@ -296,15 +296,22 @@ class GetGameResultResponse(_message.Message):
     ENDED_EARLY_FIELD_NUMBER: _builtins.int
     END_REASON_FIELD_NUMBER: _builtins.int
     DISCONNECTED_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     finished: _builtins.bool
     ended_early: _builtins.bool
     """Ended under a rule such as Whist's "everyone else left" (`end_reason`)."""
     end_reason: _builtins.str
+    rated: _builtins.bool
+    """Whether the game moves ratings (its table's settings lay within the rated bounds): an
+    unrated game's result is kept, and nobody's rating, history or leaderboard place changes.
+    """
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The player rated for each seat: whoever sat there when the game started."""
+        """The player of each seat, rated for it in a rated game: whoever sat there when the game
+        started.
+        """
 
     @_builtins.property
     def deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___DealResult]: ...
@@ -313,7 +320,9 @@ class GetGameResultResponse(_message.Message):
     @_builtins.property
     def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
-    def rating_changes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def rating_changes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Per seat, once finished; empty for an unrated game."""
+
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -338,10 +347,11 @@ class GetGameResultResponse(_message.Message):
         ended_early: _builtins.bool = ...,
         end_reason: _builtins.str = ...,
         disconnected: _abc.Iterable[_builtins.bool] | None = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "disconnected", b"disconnected", "end_reason", b"end_reason", "ended_early", b"ended_early", "finished", b"finished", "finished_at", b"finished_at", "game", b"game", "places", b"places", "player_ids", b"player_ids", "rating_changes", b"rating_changes", "started_at", b"started_at", "table_id", b"table_id", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "disconnected", b"disconnected", "end_reason", b"end_reason", "ended_early", b"ended_early", "finished", b"finished", "finished_at", b"finished_at", "game", b"game", "places", b"places", "player_ids", b"player_ids", "rated", b"rated", "rating_changes", b"rating_changes", "started_at", b"started_at", "table_id", b"table_id", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -360,6 +370,7 @@ class GameSummary(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     seat: _builtins.int
@@ -367,7 +378,10 @@ class GameSummary(_message.Message):
     """0 while the game is running."""
     total: _builtins.int
     rating_change: _builtins.float
+    """0 for an unrated game."""
     finished: _builtins.bool
+    rated: _builtins.bool
+    """Whether the game moves ratings (GetGameResultResponse.rated)."""
     @_builtins.property
     def finished_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -384,10 +398,11 @@ class GameSummary(_message.Message):
         finished_at: _timestamp_pb2.Timestamp | None = ...,
         finished: _builtins.bool = ...,
         started_at: _timestamp_pb2.Timestamp | None = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "finished_at", b"finished_at", "game", b"game", "place", b"place", "rating_change", b"rating_change", "seat", b"seat", "started_at", b"started_at", "table_id", b"table_id", "total", b"total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "finished_at", b"finished_at", "game", b"game", "place", b"place", "rated", b"rated", "rating_change", b"rating_change", "seat", b"seat", "started_at", b"started_at", "table_id", b"table_id", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -88,6 +88,7 @@ class TableSummary(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     BOT_SEATS_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     seats: _builtins.int
@@ -97,6 +98,10 @@ class TableSummary(_message.Message):
     bot_seats: _builtins.int
     """Seats a computer player holds now (filled at the start, or handed over). Unset when the
     lobby entry predates this field: a reader must then look at the table itself.
+    """
+    rated: _builtins.bool
+    """Whether the game moves ratings: its settings lie within the deployment's rated bounds
+    (a turn timer long enough for a person, the game's standard options).
     """
     @_builtins.property
     def options(self) -> _common_pb2.GameOptions: ...
@@ -110,10 +115,11 @@ class TableSummary(_message.Message):
         status: _builtins.str = ...,
         options: _common_pb2.GameOptions | None = ...,
         bot_seats: _builtins.int | None = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats", "bot_seats", b"bot_seats", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats", "bot_seats", b"bot_seats", "game", b"game", "options", b"options", "seats", b"seats", "seats_taken", b"seats_taken", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats", "bot_seats", b"bot_seats", "game", b"game", "options", b"options", "rated", b"rated", "seats", b"seats", "seats_taken", b"seats_taken", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__bot_seats: _TypeAlias = _typing.Literal["bot_seats"]  # noqa: Y015
     _WhichOneofArgType__bot_seats: _TypeAlias = _typing.Literal["_bot_seats", b"_bot_seats"]  # noqa: Y015
