@@ -22,7 +22,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from nats.js import JetStreamContext
@@ -74,7 +74,12 @@ class TableSummary:
         values: dict[str, Any] = json.loads(data)
         if "people" in values:
             values["people"] = tuple(values["people"])
-        return cls(**values)
+        # A field a newer replica added is left out, so entries it writes during a rolling
+        # upgrade still load here.
+        return cls(**{name: value for name, value in values.items() if name in _FIELDS})
+
+
+_FIELDS = frozenset(field.name for field in fields(TableSummary))
 
 
 class LobbyIndex:
