@@ -62,13 +62,14 @@ async def running_bot_service(
     *,
     reclaim_grace_seconds: float = TEST_RECLAIM_GRACE_SECONDS,
     rescan_seconds: float = TEST_RESCAN_SECONDS,
+    max_seats: int = 1000,
 ) -> AsyncIterator[RunningBots]:
     """A bot-service replica in this process, with its own NATS connection and channel."""
     connection = await connect_nats(nats_url, name=f"bots-{replica_id}")
     channel = grpc.aio.insecure_channel(cluster.table_address)
     registry = CollectorRegistry()
     tuning = BotTuning(
-        max_seats=1000,
+        max_seats=max_seats,
         claim_ttl_seconds=TEST_CLAIM_TTL_SECONDS,
         rescan_seconds=rescan_seconds,
         reclaim_grace_seconds=reclaim_grace_seconds,

@@ -49,6 +49,7 @@ def _supervisor(lobby: _Lobby) -> BotSupervisor:
         default_strategy="rules",
         metrics=BotMetrics(CollectorRegistry()),
         max_seats=10,
+        max_waiting_seats=100,
         rescan_seconds=5.0,
         reclaim_grace_seconds=0.0,
     )

@@ -56,9 +56,11 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
         requests.append(events_pb2.Event.FromString(message.data).bot_seat_requested)
         assert message.headers and message.headers["Table-Id"] == table_id
     assert sorted(request.seat for request in requests) == [1, 2, 3]
+    # whose table it is: the bot service shares its seats between creators when it is full
+    assert {request.created_by for request in requests} == {"host"}
     await subscription.unsubscribe()
     table = await host.view(table_id, 0)
-    assert table.status == "running"
+    assert table.status == "running" and table.created_by == "host"
     assert [seat.kind for seat in table.seats][1:] == [events_pb2.PLAYER_KIND_BOT] * 3
     # a computer player acts for a bot seat with a bot token, never for a person's seat
     bot = cluster.computer(table_id, 1)

@@ -74,6 +74,7 @@ async def bot_service_parts(
         default_strategy=default_strategy,
         metrics=metrics,
         max_seats=tuning.max_seats,
+        max_waiting_seats=tuning.max_waiting_seats,
         rescan_seconds=tuning.rescan_seconds,
         reclaim_grace_seconds=tuning.reclaim_grace_seconds,
     )
@@ -124,6 +125,7 @@ async def run(
                 extra={
                     "default_strategy": settings.default_strategy,
                     "max_seats": settings.tuning.max_seats,
+                    "max_waiting_seats": settings.tuning.max_waiting_seats,
                 },
             )
             await serve(

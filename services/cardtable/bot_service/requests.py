@@ -3,7 +3,8 @@
 The table service publishes ``Event(bot_seat_requested=...)`` on ``{prefix}.bots.requests``
 with a ``Table-Id`` header after each batch that hands seats to computer players. Replicas
 listen in one queue group, so each request reaches one of them; a request that reaches none
-(no replica running, or a full one) is found by the next scan of running tables.
+(no replica running) is found by the next scan of running tables, and one that reaches a full
+replica waits there for room (see ``supervisor``).
 """
 
 from __future__ import annotations

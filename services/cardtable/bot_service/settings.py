@@ -33,7 +33,7 @@ DEFAULT_STRATEGY = "rules"
 class BotTuning:
     """How many seats one replica plays and how it shares them with the others."""
 
-    #: Seats one replica plays at most; requests beyond it are left to other replicas.
+    #: Seats one replica plays at most; seats offered beyond it wait for one to free up.
     max_seats: int
     #: A claim not renewed for this long expires and another replica may take the seat. It is
     #: the bucket's max age, fixed when the first replica creates the bucket.
@@ -45,6 +45,9 @@ class BotTuning:
     reclaim_grace_seconds: float
     #: This replica's name in claims and in ``ActionTaken.actor_id``; unique per process.
     replica_id: str
+    #: Seats that may wait for room at a full replica (a bound on memory, not on players:
+    #: a seat turned away is offered again by the next scan).
+    max_waiting_seats: int = 10_000
 
     @classmethod
     def read(cls, env: EnvReader) -> Self:
@@ -54,6 +57,9 @@ class BotTuning:
             rescan_seconds=env.seconds("BOT_RESCAN_SECONDS", default=5.0),
             reclaim_grace_seconds=env.seconds("BOT_RECLAIM_GRACE_SECONDS", default=1.0),
             replica_id=env.string("BOT_REPLICA_ID", default=unique_replica_id()),
+            max_waiting_seats=env.integer(
+                "BOT_MAX_WAITING_SEATS", default=10_000, minimum=1, maximum=1_000_000
+            ),
         )
         if tuning.claim_ttl_seconds < 1:
             env.problem("BOT_CLAIM_TTL_SECONDS must be at least 1 second")

@@ -242,7 +242,9 @@ class Decider:
                 )
             )
             decision.bot_requests.append(
-                events_pb2.BotSeatRequested(seat=seat, reason="fill", turn=state.turn)
+                events_pb2.BotSeatRequested(
+                    seat=seat, reason="fill", turn=state.turn, created_by=state.created_by
+                )
             )
         decision.events.extend(
             public(bot_seat_requested=request) for request in decision.bot_requests
@@ -366,7 +368,9 @@ class Decider:
             replaced_player_id=occupant.player_id,
             progress=progress,
         )
-        request = events_pb2.BotSeatRequested(seat=seat, reason="handover", turn=state.turn)
+        request = events_pb2.BotSeatRequested(
+            seat=seat, reason="handover", turn=state.turn, created_by=state.created_by
+        )
         decision.events.extend(
             [public(seat_handed_to_bot=handed), public(bot_seat_requested=request)]
         )

@@ -502,6 +502,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 status=table.state.status,
                 version=table.state.version,
                 seats=_seat_infos(table),
+                created_by=table.state.created_by,
             )
             if table.game_state is None:
                 return reply

@@ -691,20 +691,26 @@ class BotSeatRequested(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     TURN_FIELD_NUMBER: _builtins.int
+    CREATED_BY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     reason: _builtins.str
     """"fill", "handover", "single_move"."""
     turn: _builtins.int
+    created_by: _builtins.str
+    """The player who created the table (as in its TableCreated): the bot service shares its
+    seats between creators when it is full. Empty in requests made before the field existed.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         reason: _builtins.str = ...,
         turn: _builtins.int = ...,
+        created_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "seat", b"seat", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "reason", b"reason", "seat", b"seat", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

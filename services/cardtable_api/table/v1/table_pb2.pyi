@@ -536,10 +536,13 @@ class GetTableResponse(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     GAME_STATUS_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    CREATED_BY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     status: _builtins.str
     version: _builtins.int
+    created_by: _builtins.str
+    """The player who created the table, as its TableCreated event (public) says."""
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
     @_builtins.property
@@ -558,10 +561,11 @@ class GetTableResponse(_message.Message):
         seats: _abc.Iterable[Global___SeatInfo] | None = ...,
         game_status: _common_pb2.GameStatus | None = ...,
         view: _struct_pb2.Struct | None = ...,
+        created_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "game_status", b"game_status", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "game", b"game", "game_status", b"game_status", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
