@@ -1,6 +1,7 @@
-"""Computer players never run out: on a table without a turn timer, a bot-held seat that no
-computer player moves for within the deadline is moved by the table service itself, said in a
-log line and a metric an operator alerts on."""
+"""Computer players never run out: a bot-held seat that no computer player moves for within
+the deadline is moved by the table service itself, said in a log line and a metric an operator
+alerts on; on a table with a turn timer too, where waiting for the timer would stall the game
+for its length at every computer turn."""
 
 from __future__ import annotations
 
@@ -35,9 +36,12 @@ async def cluster(
         yield running
 
 
-async def test_a_game_without_a_timer_never_stalls_on_a_computer_seat(cluster: Cluster) -> None:
+@pytest.mark.parametrize("turn_timer_ms", [0, 60_000], ids=["without a timer", "with a timer"])
+async def test_a_game_never_stalls_on_a_computer_seat(cluster: Cluster, turn_timer_ms: int) -> None:
     person = cluster.player("alone")
-    settings = events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=True, fill_wait_ms=0)
+    settings = events_pb2.TableSettings(
+        turn_timer_ms=turn_timer_ms, fill_with_bots=True, fill_wait_ms=0
+    )
     table_id = await person.create("hearts", 4, {"quick": "true"}, settings)
     await person.join(table_id, 0)
     await person.stub.StartGame(
@@ -66,9 +70,11 @@ async def test_a_game_without_a_timer_never_stalls_on_a_computer_seat(cluster: C
     bot_actions = [action for action in actions if action.seat != 0]
     assert bot_actions and all(action.by_timeout for action in bot_actions)
     assert not any(action.by_timeout for action in actions if action.seat == 0)
-    # no deadline ever covered the person's seat: the table has no timer
     timers = [event.turn_timer_started for event in events if event.HasField("turn_timer_started")]
-    assert timers and all(0 not in timer.seats for timer in timers)
+    if not turn_timer_ms:  # no deadline ever covered the person's seat: the table has no timer
+        assert timers and all(0 not in timer.seats for timer in timers)
+    else:  # the person's turns kept the table's timer
+        assert any(0 in timer.seats for timer in timers)
     fallbacks = cluster.registry.get_sample_value("cardtable_table_bot_fallback_moves_total")
     assert fallbacks == len(bot_actions)
     # each wait for the computer seats stayed near the deadline (three seats in a row at most)

@@ -312,18 +312,21 @@ class Decider:
         turn: int,
         decision: Decision | None = None,
     ) -> list[events_pb2.Event]:
-        """The turn's deadline: the table's timer for every seat to act, or, on a table without
-        one, the computer players' deadline for the bot-held seats to act, after which this
-        service moves for them (a bot service too busy to take a seat never stalls a game)."""
+        """The turn's deadline: the table's timer for every seat to act, or the computer
+        players' deadline (``bot_fallback_ms``) when only bot-held seats are covered, after
+        which this service moves for them: a bot service too busy to take a seat never stalls
+        a game, with or without a timer. A turn a person shares (Hearts' passing) keeps the
+        table's timer, which is the person's time to think."""
         if status.over or not status.to_act:
             return []
         timer_ms, seats = state.settings.turn_timer_ms, list(status.to_act)
+        bots = _bot_seats(state, decision)
         if not timer_ms:
-            bots = _bot_seats(state, decision)
             seats = [seat for seat in seats if seat in bots]
-            timer_ms = self._limits.bot_fallback_ms
             if not seats:
                 return []
+        if all(seat in bots for seat in seats):
+            timer_ms = min(timer_ms or self._limits.bot_fallback_ms, self._limits.bot_fallback_ms)
         deadline = self._env.now() + timer_ms / 1000.0
         return [
             public(
@@ -528,7 +531,7 @@ class Decider:
         for seat in [seat for seat in status.to_act if seat in covered]:
             occupant = state.seats[seat]
             consecutive = occupant.consecutive_timeouts + 1
-            if occupant.is_bot and not state.settings.turn_timer_ms:
+            if occupant.is_bot:
                 decision.fallback_seats.append(seat)
             decision.events.append(
                 public(
