@@ -8,7 +8,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
 SOURCES := services tests scripts
 
-.PHONY: install proto proto-check run test test-fast lint format bench bench-engine bench-system bench-scoring clean lock
+.PHONY: install proto proto-check proto-baseline run test test-fast lint format bench bench-engine bench-system bench-scoring clean lock
 
 install: $(STAMP)
 
@@ -22,9 +22,15 @@ $(STAMP): pyproject.toml constraints.txt
 proto: install
 	$(PY) scripts/generate_protos.py
 
+## Generated code up to date, buf lint, and no breaking change against the last release's protos.
 proto-check: install
+	$(PY) scripts/proto_baseline.py check
 	$(PY) scripts/generate_protos.py --check
 	cd proto && ../$(BIN)/buf lint
+
+## At a release only: make the protos as they are now the baseline proto-check compares against.
+proto-baseline: install
+	$(PY) scripts/proto_baseline.py cut
 
 ## Start real NATS JetStream + Postgres (embedded wheels, or NATS_URL / DATABASE_URL) and the services.
 run: install
