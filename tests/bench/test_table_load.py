@@ -92,7 +92,7 @@ class FakeTables:
 
     async def GetTable(self, request: Any, metadata: Any = ()) -> Any:
         response = table_pb2.GetTableResponse()
-        response.view.update({"legal_actions": ["play 2C"]})
+        response.seat_view.legal_actions.add(action="play 2C")
         return response
 
     async def MakeMove(self, request: Any, metadata: Any = ()) -> Any:

@@ -24,7 +24,7 @@ from cardtable.platform.nats import connect_nats
 from cardtable.stack.processes import ServiceProcess, start
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import SIGNING_KEY, Cluster, Player, pick_action, view_dict
+from tests.table_service.harness import SIGNING_KEY, Cluster, Player, pick_action
 
 #: Fast settings for tests: claims expire quickly, scans are frequent, grace is short.
 TEST_CLAIM_TTL_SECONDS = 1.5
@@ -174,7 +174,7 @@ async def play_seat(
             return made
         if table.status == "running" and seat in table.game_status.to_act:
             try:
-                await player.move(table_id, seat, pick_action(view_dict(table), rng))
+                await player.move(table_id, seat, pick_action(table.seat_view, rng))
             except grpc.aio.AioRpcError as error:  # lost a race with a timer or a reclaim
                 if error.code() not in (
                     grpc.StatusCode.FAILED_PRECONDITION,

@@ -26,7 +26,7 @@ from tests.bot_service.harness import (
     view_of,
     wait_until_finished,
 )
-from tests.table_service.harness import NO_TIMERS, Cluster, Player, view_dict
+from tests.table_service.harness import NO_TIMERS, Cluster, Player
 
 pytestmark = pytest.mark.timeout(120)
 QUICK = {"quick": "true"}
@@ -120,9 +120,9 @@ async def test_a_returning_person_gets_the_seat_back(nats_url: str, cluster: Clu
                 assert time.monotonic() < deadline, "seat 2 never came back to its person"
                 table = await view_of(host, table_id, None)
                 if table and table.game_status.phase == "play" and 2 in table.game_status.to_act:
-                    legal = view_dict(await peek.view(table_id, 2)).get("legal_actions")
+                    legal = (await peek.view(table_id, 2)).seat_view.legal_actions
                     if legal:
-                        await people[2].move(table_id, 2, legal[0])
+                        await people[2].move(table_id, 2, legal[0].action)
                         break
                 await asyncio.sleep(0.01)
             await play_seat(people[2], table_id, 2, rng)

@@ -42,9 +42,13 @@ async def test_calls_in_one_message_get_the_unary_answers_and_statuses(
     legal = await rules.LegalActions(rules_pb2.LegalActionsRequest(state=dealt.state, seat=seat))
     passing = " ".join([legal.choose_cards.verb, *legal.choose_cards.cards[:3]])
     apply = rules_pb2.ApplyActionRequest(
-        state=dealt.state, seat=seat, action=passing, include_views_of_seats_to_act=True
+        state=dealt.state,
+        seat=seat,
+        action=passing,
+        include_views_of_seats_to_act=True,
+        typed_views=True,
     )
-    view = rules_pb2.GetViewRequest(state=dealt.state, seat=seat)
+    view = rules_pb2.GetViewRequest(state=dealt.state, seat=seat, typed_view=True)
     request = rules_pb2.PipelineRequest(
         calls=[
             rules_pb2.PipelinedCall(id=7, apply_action=apply),

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cardtable.platform.grpc_server import RunningServer, start_server
@@ -18,6 +19,7 @@ from cardtable.rules_service.servicer import (
     new_game,
     rebuild_state,
 )
+from cardtable.views.decode import decode_view
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 
@@ -133,10 +135,27 @@ async def test_passed_cards_are_private(rules: rules_pb2_grpc.RulesServiceStub) 
     )
     assert reply.action_audience.kind == common_pb2.Audience.KIND_SEATS
     assert list(reply.action_audience.seats) == [0]
-    view = await rules.GetView(rules_pb2.GetViewRequest(state=reply.state, seat=1))
-    assert not set(cards) & set(view.view["hand"])
-    spectator = await rules.GetView(rules_pb2.GetViewRequest(state=reply.state))
-    assert list(spectator.view["hand"]) == []
+    view = await rules.GetView(rules_pb2.GetViewRequest(state=reply.state, seat=1, typed_view=True))
+    assert len(view.seat_view.hand) == 13
+    assert not set(cards) & set(view.seat_view.hand)
+    assert not set(cards) & set(view.seat_view.hearts.passed)
+    spectator = await rules.GetView(rules_pb2.GetViewRequest(state=reply.state, typed_view=True))
+    assert list(spectator.seat_view.hand) == []
+    assert not spectator.seat_view.HasField("seat")
+
+
+async def test_a_caller_older_than_the_typed_view_still_gets_the_struct(
+    rules: rules_pb2_grpc.RulesServiceStub,
+) -> None:
+    """A table replica that does not know ``typed_view`` (a rollout in progress) reads the
+    Struct; one that asks for the typed view gets only that."""
+    dealt = await _new_dealt_game(rules, "whist", 4, seed=6)
+    old = await rules.GetView(rules_pb2.GetViewRequest(state=dealt.state, seat=1))
+    new = await rules.GetView(rules_pb2.GetViewRequest(state=dealt.state, seat=1, typed_view=True))
+    assert not old.HasField("seat_view") and not new.HasField("view")
+    # The same facts either way (a Struct's numbers are floats, equal to the ints).
+    assert decode_view(new.seat_view) == json_format.MessageToDict(old.view)
+    assert new.seat_view.whist.cards_each == 1
 
 
 async def test_illegal_move_is_failed_precondition_with_engine_message(
@@ -288,15 +307,20 @@ async def test_views_that_come_with_a_move_are_the_views_get_view_gives(
         assert not plain.views_of_seats_to_act  # only when asked for
         reply = await rules.ApplyAction(
             rules_pb2.ApplyActionRequest(
-                state=state, seat=seat, action=action, include_views_of_seats_to_act=True
+                state=state,
+                seat=seat,
+                action=action,
+                include_views_of_seats_to_act=True,
+                typed_views=True,
             )
         )
         assert [view.seat for view in reply.views_of_seats_to_act] == list(reply.status.to_act)
         for view in reply.views_of_seats_to_act:
             expected = await rules.GetView(
-                rules_pb2.GetViewRequest(state=reply.state, seat=view.seat)
+                rules_pb2.GetViewRequest(state=reply.state, seat=view.seat, typed_view=True)
             )
-            assert view.view == expected.view
+            assert view.seat_view == expected.seat_view
+            assert view.seat_view.seat == view.seat and not view.HasField("view")
             compared += 1
         state, status = reply.state, reply.status
     assert compared >= players  # the first deal of whist is one card each: short

@@ -42,7 +42,7 @@ async def test_rotated_keys_open_and_verify_old_batches_and_sign_new_ones(
         players = {seat: cluster.player(f"p{seat}") for seat in range(3)}
         # the deal sealed under the old key opens: each seat sees its card
         view = await players[2].view(table_id, 2)
-        assert len(view.view.fields["hand"].list_value.values) == 1
+        assert len(view.seat_view.hand) == 1
         await play_to_the_end(table_id, players, random.Random(7))
         batches = await LogReader(cluster.nats, cluster.parts.app.store).table(table_id)
 

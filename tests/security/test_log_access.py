@@ -328,7 +328,7 @@ async def test_a_forged_batch_is_refused_by_the_fold_dead_lettered_and_named_by_
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await mallory.view(table_id, 1)
         assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
-        assert (await stack.cluster.player("p1").view(table_id, 1)).view.fields["hand"]
+        assert (await stack.cluster.player("p1").view(table_id, 1)).seat_view.hand
         with pytest.raises(grpc.aio.AioRpcError) as move:
             await stack.cluster.player("p0").move(table_id, 0, "pass 2C 3C 4C")
         assert move.value.code() == grpc.StatusCode.DATA_LOSS

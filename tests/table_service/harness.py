@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 import grpc
-from google.protobuf import json_format
 from nats.js.errors import APIError
 from prometheus_client import CollectorRegistry
 
@@ -32,7 +31,7 @@ from cardtable.table_service.log_security import LogSecurity
 from cardtable.table_service.main import TableServiceParts, table_service_parts
 from cardtable.table_service.quotas import DEFAULT_QUOTAS, QuotaSettings
 from cardtable.table_service.rules_pipeline import PipelinedRules
-from cardtable_api.common.v1 import common_pb2
+from cardtable_api.common.v1 import common_pb2, views_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
@@ -236,11 +235,7 @@ class Player:
         )
 
 
-def view_dict(reply: table_pb2.GetTableResponse) -> dict[str, Any]:
-    return json_format.MessageToDict(reply.view)
-
-
-def pick_action(view: dict[str, Any], rng: Any) -> str:
+def pick_action(view: views_pb2.SeatView, rng: Any) -> str:
     """A random legal action from a seat's own view (as a simple client would choose)."""
     action = random_legal_action(view, rng)
     assert action is not None, "the seat to act has no legal action in its view"
@@ -259,7 +254,7 @@ async def play_to_the_end(
             return moves
         to_act = list(summary.game_status.to_act)
         seat = rng.choice(to_act)
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         await players[seat].move(table_id, seat, pick_action(view, rng))
         moves += 1
     raise AssertionError("the game did not end")

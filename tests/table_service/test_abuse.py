@@ -12,7 +12,7 @@ import pytest
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, pick_action, view_dict
+from tests.table_service.harness import Cluster, pick_action
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -85,7 +85,7 @@ async def test_a_command_id_reused_for_another_command_is_refused(cluster: Clust
     players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
     for seat, player in players.items():
         await player.join(first.table_id, seat)
-    view = view_dict(await players[0].view(first.table_id, 0))
+    view = (await players[0].view(first.table_id, 0)).seat_view
     rng = random.Random(5)
     passes = [pick_action(view, rng)]
     while (other_pass := pick_action(view, rng)) == passes[0]:

@@ -17,7 +17,7 @@ from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.limits import TableLimits
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, pick_action, running_table_service, view_dict
+from tests.table_service.harness import Cluster, pick_action, running_table_service
 
 FALLBACK_MS = 300
 
@@ -55,7 +55,7 @@ async def test_a_game_never_stalls_on_a_computer_seat(cluster: Cluster, turn_tim
     while (table := await person.view(table_id, 0)).status != "finished":
         assert time.monotonic() < deadline, "the game stalled"
         if 0 in table.game_status.to_act:
-            await person.move(table_id, 0, pick_action(view_dict(table), rng))
+            await person.move(table_id, 0, pick_action(table.seat_view, rng))
             waiting_since = time.monotonic()
         else:
             await asyncio.sleep(0.02)

@@ -16,7 +16,7 @@ import pytest
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable_api.rules.v1 import rules_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import pick_action, running_table_service, view_dict
+from tests.table_service.harness import pick_action, running_table_service
 
 
 @pytest.mark.parametrize(
@@ -60,11 +60,11 @@ async def test_views_from_the_move_equal_the_views_a_second_replica_computes(
                 cached = await on_mover[seat].view(table_id, seat)
                 computed = await on_reader[seat].view(table_id, seat)
                 assert cached.version == computed.version
-                assert cached.view == computed.view, f"seat {seat} at {cached.version}"
+                assert cached.seat_view == computed.seat_view, f"seat {seat} at {cached.version}"
                 assert cached.game_status == computed.game_status
                 compared += 1
             seat = rng.choice(list(summary.game_status.to_act))
-            view = view_dict(await on_mover[seat].view(table_id, seat))
+            view = (await on_mover[seat].view(table_id, seat)).seat_view
             await on_mover[seat].move(table_id, seat, pick_action(view, rng))
         assert compared > 50
         # the mover asked the rules service only after deals (and the first view of a seat)
@@ -87,7 +87,7 @@ async def test_min_version_answers_from_the_cache_and_zero_reads_the_log(
             await player.join(table_id, seat)
         on_b = b.player("min0")
         seen = await on_b.view(table_id, 0)
-        action = pick_action(view_dict(await players_on_a[0].view(table_id, 0)), random.Random(3))
+        action = pick_action((await players_on_a[0].view(table_id, 0)).seat_view, random.Random(3))
         moved = await players_on_a[0].move(table_id, 0, action)
         assert moved.version == seen.version + 1
 
@@ -95,10 +95,10 @@ async def test_min_version_answers_from_the_cache_and_zero_reads_the_log(
             return table_pb2.GetTableRequest(table_id=table_id, seat=0, min_version=min_version)
 
         cached = await on_b.stub.GetTable(request(seen.version), metadata=on_b.metadata)
-        assert cached.version == seen.version and cached.view == seen.view
+        assert cached.version == seen.version and cached.seat_view == seen.seat_view
         newer = await on_b.stub.GetTable(request(moved.version), metadata=on_b.metadata)
         assert newer.version == moved.version
-        assert view_dict(newer)["passes_chosen"][0] is True
+        assert newer.seat_view.hearts.passes_chosen[0] is True
         # Back on B's cache, now current; a fresh read of a table nobody changed agrees.
         assert (await on_b.stub.GetTable(request(0), metadata=on_b.metadata)) == newer
         # A version beyond the log's last is answered with the log's last.

@@ -22,7 +22,6 @@ from tests.table_service.harness import (
     Player,
     pick_action,
     running_table_service,
-    view_dict,
 )
 
 CLIENTS = 50
@@ -83,7 +82,7 @@ async def test_fifty_concurrent_clients_on_one_table(cluster: Cluster) -> None:
         for index in range(CLIENTS):
             seat = rng.randrange(4)
             client = clients[seat][index % len(clients[seat])]
-            view = view_dict(await client.view(table_id, seat))
+            view = (await client.view(table_id, seat)).seat_view
             action = pick_action(view, rng) if seat in to_act else "play 2C"
             attempts.append(client.move(table_id, seat, action))
         results = await asyncio.gather(*attempts, return_exceptions=True)
@@ -112,7 +111,7 @@ async def test_fifty_concurrent_clients_on_one_table(cluster: Cluster) -> None:
 
 async def test_a_retried_command_makes_one_event(cluster: Cluster) -> None:
     table_id, players = await _hearts_table(cluster)
-    view = view_dict(await players[0].view(table_id, 0))
+    view = (await players[0].view(table_id, 0)).seat_view
     action = pick_action(view, random.Random(1))
     command_id = str(uuid.uuid4())
     first = await players[0].move(table_id, 0, action, command_id)
@@ -133,14 +132,14 @@ async def test_a_command_id_is_its_callers_own(cluster: Cluster) -> None:
     table_id, players = await _hearts_table(cluster)
     rng = random.Random(8)
     first = await players[0].move(
-        table_id, 0, pick_action(view_dict(await players[0].view(table_id, 0)), rng), "shared"
+        table_id, 0, pick_action((await players[0].view(table_id, 0)).seat_view, rng), "shared"
     )
     stranger = cluster.player("stranger")
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stranger.move(table_id, 0, "pass 2C 3C 4C", "shared")
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
     second = await players[1].move(
-        table_id, 1, pick_action(view_dict(await players[1].view(table_id, 1)), rng), "shared"
+        table_id, 1, pick_action((await players[1].view(table_id, 1)).seat_view, rng), "shared"
     )
     assert second.version == first.version + 1  # applied, not taken for seat 0's move
     batches = await _log(cluster, table_id)
@@ -172,7 +171,7 @@ async def test_views_racing_moves_never_fold_a_batch_twice(cluster: Cluster) -> 
     for _ in range(30):
         summary = await players[0].view(table_id, None)
         seat = rng.choice(list(summary.game_status.to_act))
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         spectators = [players[0].view(table_id, None) for _ in range(8)]
         results = await asyncio.gather(
             players[seat].move(table_id, seat, pick_action(view, rng)), *spectators

@@ -11,7 +11,7 @@ import pytest
 
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, Player, view_dict
+from tests.table_service.harness import Cluster, Player
 
 StatusCode = grpc.StatusCode
 
@@ -40,8 +40,8 @@ async def _refused(
 async def test_refusals_leave_the_log_unchanged(cluster: Cluster) -> None:
     table_id, players = await _started_hearts(cluster)
     me = players[0]
-    view = view_dict(await me.view(table_id, 0))
-    pass_cards = "pass " + " ".join(view["choose_cards"]["cards"][:3])
+    view = (await me.view(table_id, 0)).seat_view
+    pass_cards = "pass " + " ".join(view.choose_cards.cards[:3])
     stranger_key = TokenCodec("another-key-that-is-long-enough-000000000")
 
     def move(player: Player, seat: int, action: str, **extra: Any) -> Callable[[], Awaitable[Any]]:

@@ -26,7 +26,6 @@ from tests.table_service.harness import (
     Player,
     pick_action,
     running_table_service,
-    view_dict,
 )
 
 CARD = re.compile(r"^(10|[2-9JQKA])[CDHS]$")
@@ -95,11 +94,16 @@ async def test_views_and_streams_never_show_hidden_cards(
                 seen = {
                     card for event in events for card in _cards(json_format.MessageToDict(event))
                 }
-                shown = set(_cards(view_dict(await client.view(table_id, viewer))))
+                seat_view = (await client.view(table_id, viewer)).seat_view
+                # An empty view would pass below: check that this one is filled, as the viewer's.
+                assert seat_view.game == game and seat_view.players == seats
+                assert seat_view.HasField("seat") == (viewer is not None)
+                assert viewer is not None or not seat_view.hand
+                shown = set(_cards(json_format.MessageToDict(seat_view)))
                 assert shown <= seen, f"seat {viewer} is shown {sorted(shown - seen)}"
                 checks += 1
         seat = rng.choice(list(summary.game_status.to_act))
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         await players[seat].move(table_id, seat, pick_action(view, rng))
     assert checks > 0
     await asyncio.sleep(0)

@@ -14,7 +14,7 @@ import pytest
 from cardtable.table_service.auth import BOT
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, Player, pick_action, view_dict
+from tests.table_service.harness import Cluster, Player, pick_action
 
 
 async def _watch_until(
@@ -64,7 +64,7 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
     assert [seat.kind for seat in table.seats][1:] == [events_pb2.PLAYER_KIND_BOT] * 3
     # a computer player acts for a bot seat with a bot token, never for a person's seat
     bot = cluster.computer(table_id, 1)
-    bot_view = view_dict(await bot.view(table_id, 1))
+    bot_view = (await bot.view(table_id, 1)).seat_view
     await bot.move(table_id, 1, pick_action(bot_view, random.Random(1)))
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await bot.view(table_id, 0)
@@ -193,9 +193,9 @@ async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> No
     # a computer player passes for seat 2; the others pass too
     bot = cluster.computer(table_id, 2)
     rng = random.Random(4)
-    await bot.move(table_id, 2, pick_action(view_dict(await bot.view(table_id, 2)), rng))
+    await bot.move(table_id, 2, pick_action((await bot.view(table_id, 2)).seat_view, rng))
     for seat in (0, 1, 3):
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         await players[seat].move(table_id, seat, pick_action(view, rng))
     # play until it is seat 2's turn, then the person takes the seat back with a move
     while True:
@@ -203,9 +203,9 @@ async def test_leaver_is_replaced_then_reclaims_the_seat(cluster: Cluster) -> No
         seat = summary.game_status.to_act[0]
         if seat == 2:
             break
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         await players[seat].move(table_id, seat, pick_action(view, rng))
-    legal = view_dict(await bot.view(table_id, 2))
+    legal = (await bot.view(table_id, 2)).seat_view
     await players[2].move(table_id, 2, pick_action(legal, rng))
     table = await host.view(table_id, None)
     assert table.seats[2].player_id == "p2"
@@ -244,8 +244,8 @@ async def test_a_leaver_comes_back_by_joining_again_and_sees_the_seat(cluster: C
     assert table.seats[2].kind == events_pb2.PLAYER_KIND_PERSON
     assert await _bot_seats_listed(host, table_id) == 0
     # their own cards again, and the computer player's token no longer plays the seat
-    view = view_dict(await players[2].view(table_id, 2))
-    assert len(view["hand"]) == 13
+    view = (await players[2].view(table_id, 2)).seat_view
+    assert len(view.hand) == 13
     bot = cluster.computer(table_id, 2)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await bot.view(table_id, 2)
@@ -300,7 +300,7 @@ async def test_a_move_of_the_players_own_restarts_the_timeout_count(cluster: Clu
         if seat == 0 and summary.version not in turns_of_seat_0:
             turns_of_seat_0.append(summary.version)
         if seat != 0 or len(turns_of_seat_0) == 3:  # seat 0 plays its own third turn
-            view = view_dict(await players[seat].view(table_id, seat))
+            view = (await players[seat].view(table_id, seat)).seat_view
             await players[seat].move(table_id, seat, pick_action(view, rng))
         else:
             await asyncio.sleep(0.02)  # the timer plays seat 0's other turns
@@ -333,7 +333,7 @@ async def test_a_players_command_id_cannot_take_the_id_of_the_next_timeout(
     ]
     timer = [event.turn_timer_started for event in stored if event.HasField("turn_timer_started")]
     seat, turn = timer[-1].seats[0], timer[-1].turn
-    view = view_dict(await players[seat].view(table_id, seat))
+    view = (await players[seat].view(table_id, seat)).seat_view
     await players[seat].move(
         table_id, seat, pick_action(view, random.Random(2)), command_id=f"timeout:{turn + 1}"
     )
@@ -369,7 +369,7 @@ async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: 
         if seat == last_dealer and last_three_turns:
             await asyncio.sleep(0.05)  # the timer plays this turn
             continue
-        view = view_dict(await movers[seat].view(table_id, seat))
+        view = (await movers[seat].view(table_id, seat)).seat_view
         await movers[seat].move(table_id, seat, pick_action(view, rng))
     events = await _watch_until(
         host, table_id, None, lambda event: event.HasField("game_finished"), limit=30
@@ -401,7 +401,7 @@ async def test_game_record_is_refused_while_running_and_watch_resumes(cluster: C
     )
     version = (await host.view(table_id, None)).version
     rng = random.Random(5)
-    view = view_dict(await players[1].view(table_id, 1))
+    view = (await players[1].view(table_id, 1)).seat_view
     await players[1].move(table_id, 1, pick_action(view, rng))
     request = table_pb2.WatchTableRequest(table_id=table_id, seat=0, from_version=version)
     call = players[0].stub.WatchTable(request, metadata=players[0].metadata)
@@ -420,7 +420,7 @@ async def test_rematch_seats_the_same_players(cluster: Cluster) -> None:
     rng = random.Random(6)
     while (summary := await host.view(table_id, None)).status != "finished":
         seat = rng.choice(list(summary.game_status.to_act))
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         await players[seat].move(table_id, seat, pick_action(view, rng))
     reply = await players[0].stub.Rematch(
         table_pb2.RematchRequest(command_id="again", table_id=table_id),

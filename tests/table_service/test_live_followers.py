@@ -27,7 +27,6 @@ from tests.table_service.harness import (
     pick_action,
     running_rules,
     running_table_service,
-    view_dict,
 )
 
 
@@ -59,7 +58,7 @@ async def test_a_refused_append_never_reaches_a_watch_stream(cluster: Cluster) -
                 headers={"Nats-Expected-Last-Subject-Sequence": "0"},
             )
         assert refused.value.err_code == WRONG_LAST_SEQUENCE
-        view = view_dict(await players[seat].view(table_id, seat))
+        view = (await players[seat].view(table_id, seat)).seat_view
         action = pick_action(view, random.Random(3))
         move = await players[seat].move(table_id, seat, action)
         response = await asyncio.wait_for(call.read(), 5)

@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, pick_action, view_dict
+from tests.table_service.harness import Cluster, pick_action
 
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -20,7 +20,7 @@ async def test_trace_context_reaches_the_log_and_metrics_count(cluster: Cluster)
     players = {seat: cluster.player(f"p{seat}") for seat in range(4)}
     for seat, player in players.items():
         await player.join(table_id, seat)
-    view = view_dict(await players[0].view(table_id, 0))
+    view = (await players[0].view(table_id, 0)).seat_view
     await players[0].stub.MakeMove(
         table_pb2.MakeMoveRequest(
             command_id=str(uuid.uuid4()),

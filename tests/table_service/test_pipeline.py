@@ -26,7 +26,6 @@ from tests.table_service.harness import (
     Cluster,
     Player,
     play_to_the_end,
-    view_dict,
 )
 
 GAMES = [("hearts", 4, {"quick": "true"}), ("358", 3, {}), ("belote", 4, {}), ("whist", 3, {})]
@@ -207,7 +206,7 @@ async def test_many_tables_share_one_stream_and_each_call_gets_its_unary_answer(
         for seat, player in players.items()
     ]
     assert views == unary
-    hands = [view_dict(view)["hand"] for view in views]
+    hands = [view.seat_view.hand for view in views]
     assert all(len(hand) == 13 for hand in hands)
     assert len({card for hand in hands[:4] for card in hand}) == 52  # each seat its own cards
 
@@ -228,8 +227,8 @@ async def test_refused_calls_have_their_unary_codes_append_nothing_and_the_strea
 ) -> None:
     table_id, players = await seated(cluster, "hearts", 4, {"quick": "true"})
     before = await cluster.subject_sequence(table_id)
-    view = view_dict(await players[0].view(table_id, 0))
-    pass_cards = "pass " + " ".join(view["choose_cards"]["cards"][:3])
+    view = (await players[0].view(table_id, 0)).seat_view
+    pass_cards = "pass " + " ".join(view.choose_cards.cards[:3])
     stranger = cluster.player("stranger")
     stream = RawStream(cluster)
     refusals = {
@@ -300,8 +299,8 @@ async def test_a_call_without_a_token_uses_the_streams_own(cluster: Cluster) -> 
 
 async def test_a_retried_command_makes_one_event(cluster: Cluster) -> None:
     table_id, players = await seated(cluster, "hearts", 4, {"quick": "true"})
-    view = view_dict(await players[0].view(table_id, 0))
-    action = "pass " + " ".join(view["choose_cards"]["cards"][:3])
+    view = (await players[0].view(table_id, 0)).seat_view
+    action = "pass " + " ".join(view.choose_cards.cards[:3])
     before = await cluster.subject_sequence(table_id)
     stream = RawStream(cluster)
     command_id = str(uuid.uuid4())
@@ -316,9 +315,9 @@ async def test_concurrent_conflicting_moves_over_one_stream_only_one_lands(
     cluster: Cluster,
 ) -> None:
     table_id, players = await seated(cluster, "hearts", 4, {"quick": "true"})
-    view = view_dict(await players[0].view(table_id, 0))
+    view = (await players[0].view(table_id, 0)).seat_view
     rng = random.Random("conflicting passes")
-    cards = view["choose_cards"]["cards"]
+    cards = view.choose_cards.cards
     passes = sorted({"pass " + " ".join(sorted(rng.sample(cards, 3))) for _ in range(30)})[:20]
     before = await cluster.subject_sequence(table_id)
     stream = RawStream(cluster)
@@ -383,8 +382,8 @@ async def test_ending_the_stream_cancels_a_running_call_and_nothing_is_appended(
     cluster: Cluster,
 ) -> None:
     table_id, players = await seated(cluster, "hearts", 4, {"quick": "true"})
-    view = view_dict(await players[0].view(table_id, 0))
-    pass_cards = "pass " + " ".join(view["choose_cards"]["cards"][:3])
+    view = (await players[0].view(table_id, 0)).seat_view
+    pass_cards = "pass " + " ".join(view.choose_cards.cards[:3])
     before = await cluster.subject_sequence(table_id)
     rules = cluster.parts.app.rules
     entered, cancelled = asyncio.Event(), asyncio.Event()

@@ -13,7 +13,7 @@ from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.auth import TokenCodec
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
-from tests.table_service.harness import SIGNING_KEY, Player, pick_action, view_dict
+from tests.table_service.harness import SIGNING_KEY, Player, pick_action
 from tests.table_service.processes import start_table_process
 
 pytestmark = pytest.mark.timeout(300)
@@ -49,7 +49,7 @@ async def test_two_processes_alternate_moves_on_one_table(
             if summary.status == "finished":
                 break
             seat = rng.choice(list(summary.game_status.to_act))
-            view = view_dict(await side[seat].view(table_id, seat))
+            view = (await side[seat].view(table_id, seat)).seat_view
             await side[seat].move(table_id, seat, pick_action(view, rng))
             moves += 1
         assert moves == 4 + 52
@@ -57,7 +57,7 @@ async def test_two_processes_alternate_moves_on_one_table(
         table_id = await host.create("hearts", 4, {"quick": "true"})
         for seat in range(4):
             await by_process[0][seat].join(table_id, seat)
-        view = view_dict(await by_process[0][1].view(table_id, 1))
+        view = (await by_process[0][1].view(table_id, 1)).seat_view
         raced = await asyncio.gather(
             *(
                 by_process[index % 2][1].move(table_id, 1, pick_action(view, rng))
@@ -86,12 +86,12 @@ async def test_killed_service_is_replaced_and_timers_survive(
             await players[seat].join(table_id, seat)
         rng = random.Random(3)
         for seat in range(4):  # everyone passes, then two cards are played
-            view = view_dict(await players[seat].view(table_id, seat))
+            view = (await players[seat].view(table_id, seat)).seat_view
             await players[seat].move(table_id, seat, pick_action(view, rng))
         for _ in range(2):
             summary = await players[0].view(table_id, None)
             seat = summary.game_status.to_act[0]
-            view = view_dict(await players[seat].view(table_id, seat))
+            view = (await players[seat].view(table_id, seat)).seat_view
             await players[seat].move(table_id, seat, pick_action(view, rng))
         before = await players[0].view(table_id, None)
         process.kill()
@@ -125,7 +125,7 @@ async def test_killed_service_is_replaced_and_timers_survive(
             if summary.status == "finished":
                 break
             seat = summary.game_status.to_act[0]
-            view = view_dict(await new_players[seat].view(table_id, seat))
+            view = (await new_players[seat].view(table_id, seat)).seat_view
             try:
                 await new_players[seat].move(table_id, seat, pick_action(view, rng))
             except grpc.aio.AioRpcError as error:  # the timer may have moved first

@@ -11,7 +11,6 @@ import random
 
 import grpc
 import pytest
-from google.protobuf import json_format
 
 from cardtable.platform.grpc_server import RunningServer, start_server
 from cardtable.platform.provisioning import NatsNamespace
@@ -42,7 +41,7 @@ async def _play_through_an_outage(
         for seat, player in players.items():
             await player.join(table_id, seat)
         view = await players[0].view(table_id, 0)
-        action = pick_action(json_format.MessageToDict(view.view), random.Random(4))
+        action = pick_action(view.seat_view, random.Random(4))
         js = cluster.nats.jetstream
         before = (await js.stream_info(cluster.names.stream)).state.last_seq
 

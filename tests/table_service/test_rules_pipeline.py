@@ -127,7 +127,8 @@ async def dealt_hearts() -> rules_pb2.DealResponse:
 async def test_calls_that_wait_together_share_messages_and_get_their_own_answers() -> None:
     dealt = await dealt_hearts()
     requests = [
-        rules_pb2.GetViewRequest(state=dealt.state, seat=seat) for seat in [0, 1, 2, 3] * 10
+        rules_pb2.GetViewRequest(state=dealt.state, seat=seat, typed_view=True)
+        for seat in [0, 1, 2, 3] * 10
     ]
     servicer = CountingServicer()
     async with pipelined(servicer) as rules:
@@ -146,7 +147,10 @@ async def test_a_call_asked_while_the_stream_lingers_shares_the_message(
     """Calls asked 20 ms apart: each alone without a linger. With one, the first goes at once
     (no pace known yet); by the second, calls come often enough to wait for the third."""
     dealt = await dealt_hearts()
-    requests = [rules_pb2.GetViewRequest(state=dealt.state, seat=seat) for seat in (0, 1, 2)]
+    requests = [
+        rules_pb2.GetViewRequest(state=dealt.state, seat=seat, typed_view=True)
+        for seat in (0, 1, 2)
+    ]
     servicer = CountingServicer()
     async with pipelined(servicer, linger_seconds=linger_seconds) as rules:
         asked = []
@@ -162,7 +166,7 @@ async def test_calls_past_the_message_size_go_in_further_messages(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     dealt = await dealt_hearts()
-    request = rules_pb2.GetViewRequest(state=dealt.state, seat=2)
+    request = rules_pb2.GetViewRequest(state=dealt.state, seat=2, typed_view=True)
     monkeypatch.setattr(pipeline_client, "MESSAGE_BYTES", 3 * request.ByteSize())
     servicer = CountingServicer()
     async with pipelined(servicer) as rules:
@@ -182,13 +186,15 @@ async def test_refusals_keep_their_meaning_and_the_stream_goes_on() -> None:
             )
         with pytest.raises(BadRequestError, match="no seat 9"):
             await rules.get_view(rules_pb2.GetViewRequest(state=dealt.state, seat=9))
-        view = await rules.get_view(rules_pb2.GetViewRequest(state=dealt.state, seat=seat))
+        view = await rules.get_view(
+            rules_pb2.GetViewRequest(state=dealt.state, seat=seat, typed_view=True)
+        )
     with pytest.raises(RuleViolationError) as local:
         await LocalRules().apply_action(
             rules_pb2.ApplyActionRequest(state=dealt.state, seat=seat, action="play 2C")
         )
     assert str(illegal.value) == str(local.value)
-    assert view.view.fields  # the stream still answers after two refusals
+    assert view.seat_view.hand  # the stream still answers after two refusals
 
 
 async def test_a_broken_stream_fails_its_calls_as_unavailable_and_the_next_call_reopens() -> None:

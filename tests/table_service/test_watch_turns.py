@@ -15,7 +15,6 @@ from typing import Any
 
 import grpc
 import pytest
-from google.protobuf import json_format
 
 from cardtable.platform.provisioning import NatsNamespace
 from cardtable_api.table.v1 import table_pb2
@@ -58,8 +57,8 @@ async def play_seat(
         if compare_with is not None:  # the stream's view is GetTable's, for that very seat
             table = await compare_with.view(table_id, seat)
             if table.version == turn.version:
-                assert table.view == turn.view and table.game_status == turn.game_status
-        action = pick_action(json_format.MessageToDict(turn.view), rng)
+                assert table.seat_view == turn.seat_view and table.game_status == turn.game_status
+        action = pick_action(turn.seat_view, rng)
         moved_at = (await player.move(table_id, seat, action)).version  # never refused
     return answers
 
@@ -107,9 +106,7 @@ async def test_a_second_replica_streams_the_turns_of_moves_made_on_the_first(
             table = await on_mover[0].view(table_id, None)
             seat = rng.choice(list(table.game_status.to_act))
             view = await on_mover[seat].view(table_id, seat)
-            await on_mover[seat].move(
-                table_id, seat, pick_action(json_format.MessageToDict(view.view), rng)
-            )
+            await on_mover[seat].move(table_id, seat, pick_action(view.seat_view, rng))
             moved += 1
             if seat == 0:
                 turn = await asyncio.wait_for(stream.read(), 10)
@@ -124,17 +121,17 @@ async def test_resuming_after_a_version_skips_the_turns_already_seen(cluster: Cl
     waiting = asyncio.ensure_future(again.read())
     await asyncio.sleep(0.3)
     assert not waiting.done()  # nothing new for seat 1 until the table moves on
-    view = json_format.MessageToDict(first.view)
+    view = first.seat_view
     await players[1].move(table_id, 1, pick_action(view, random.Random(2)))
     for seat in (0, 2, 3):  # after all four passed, the play begins; seat 1's turn comes
         seat_view = await players[seat].view(table_id, seat)
-        action = pick_action(json_format.MessageToDict(seat_view.view), random.Random(seat))
+        action = pick_action(seat_view.seat_view, random.Random(seat))
         await players[seat].move(table_id, seat, action)
     table = await players[0].view(table_id, None)
     while 1 not in table.game_status.to_act:
         seat = table.game_status.to_act[0]
         seat_view = await players[seat].view(table_id, seat)
-        action = pick_action(json_format.MessageToDict(seat_view.view), random.Random(seat))
+        action = pick_action(seat_view.seat_view, random.Random(seat))
         await players[seat].move(table_id, seat, action)
         table = await players[0].view(table_id, None)
     turn = await asyncio.wait_for(waiting, 10)

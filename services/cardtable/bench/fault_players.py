@@ -125,7 +125,7 @@ async def until_answered(
 
 def pick_action(view: table_pb2.GetTableResponse, rng: random.Random) -> str | None:
     """A random legal action from a seat's view, or ``None`` when the seat has none now."""
-    return random_legal_action(view.view, rng)
+    return random_legal_action(view.seat_view, rng)
 
 
 class PersonTable:

@@ -258,7 +258,7 @@ async def _play_seat(table: _Table, table_id: str, seat: int, rng: random.Random
                     return
                 if turn.version < moved_at:
                     continue  # sent while this seat's move was on its way: answered by that move
-                action = random_legal_action(turn.view, rng)
+                action = random_legal_action(turn.seat_view, rng)
                 while action is not None:
                     reply = await table.move(table_id, seat, action)
                     if reply is not None:
@@ -266,7 +266,7 @@ async def _play_seat(table: _Table, table_id: str, seat: int, rng: random.Random
                         break
                     # refused (the table moved on meanwhile): read the view again and retry
                     view = await table.view(table_id, seat)
-                    action = random_legal_action(view.view, rng)
+                    action = random_legal_action(view.seat_view, rng)
     except TimeoutError:
         return
     finally:
@@ -293,7 +293,7 @@ async def _poll_and_play(
     while time.perf_counter() < table.deadline and made != stop_after:
         seat = rng.choice(to_act)
         view = await table.view(table_id, seat, min_version=version)
-        action = random_legal_action(view.view, rng)
+        action = random_legal_action(view.seat_view, rng)
         if action is None:  # not this seat's turn after all (another seat moved first)
             continue
         reply = await table.move(table_id, seat, action)

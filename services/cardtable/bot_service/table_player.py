@@ -36,13 +36,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
 
 from cardtable.bot_service.claims import SeatClaims
 from cardtable.bot_service.metrics import BotMetrics
 from cardtable.bot_service.table_client import TableClient
 from cardtable.bots.strategy import RandomStrategy, Strategy
 from cardtable.platform.logging import BoundLogger, get_logger
+from cardtable.views.decode import decode_view
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 
@@ -355,7 +355,7 @@ class TablePlayer:
                 continue
             command_id = command_id_for(self.table_id, seat, reply.version)
             action = await self._choose(
-                json_format.MessageToDict(reply.view),
+                decode_view(reply.seat_view),
                 command_id,
                 fallback=refused_at == reply.version,
             )

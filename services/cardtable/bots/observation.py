@@ -1,8 +1,10 @@
 """Observations as strategies receive them, made uniform.
 
-The bot service reads a seat's view from the table service as a protobuf ``Struct``, where
-every number is a float (``"seat": 2.0``). The engine's own observations hold ints. Strategies
-call :func:`normalise_observation` first, so both forms read the same.
+Strategies receive the engine's observation dict: in-process, or decoded from the table
+service's typed view by the bot service (``cardtable.views.decode``), both with ints. An
+observation read from JSON through a ``Struct`` holds every number as a float
+(``"seat": 2.0``); strategies call :func:`normalise_observation` first, so that form reads the
+same too.
 
 >>> normalise_observation({"seat": 2.0, "bids": [1.0, None], "hand": ["AS"], "ratio": 0.5})
 {'seat': 2, 'bids': [1, None], 'hand': ['AS'], 'ratio': 0.5}

@@ -1,8 +1,8 @@
 """The one interface every computer player implements.
 
 A strategy sees exactly what its seat may see: the engine's observation for that seat (the
-same dict the table service returns as ``GetTable.view`` for the seat, where numbers may
-arrive as floats), and a random generator the caller owns. It answers with an action in text
+dict the table service's typed ``GetTable.seat_view`` decodes to, ``cardtable.views.decode``),
+and a random generator the caller owns. It answers with an action in text
 form ("play QS", "bid 2", "pass 2C 3D 4H", ...). It never receives the real hidden cards:
 that is the whole point, and the bot service can only give it what the seat's view shows.
 """

@@ -28,7 +28,7 @@ def _with_state(method: str, state: rules_pb2.GameState, real: RealState) -> obj
         return rules_pb2.ApplyActionRequest(state=state, seat=seat, action=real.action or "pass")
     if method == "LegalActions":
         return rules_pb2.LegalActionsRequest(state=state, seat=seat)
-    return rules_pb2.GetViewRequest(state=state, seat=seat)
+    return rules_pb2.GetViewRequest(state=state, seat=seat, typed_view=True)
 
 
 async def garbage_snapshot(material: Material) -> HostileRequest:
@@ -131,7 +131,9 @@ async def rules_malformed(material: Material) -> HostileRequest:
         lambda: rules_call(
             kind,
             "GetView",
-            rules_pb2.GetViewRequest(state=real.state, seat=real.players + rng.randrange(9)),
+            rules_pb2.GetViewRequest(
+                state=real.state, seat=real.players + rng.randrange(9), typed_view=True
+            ),
         ),
         lambda: rules_call(kind, "Rebuild", _bad_rebuild(real, rng)),
         lambda: rules_call(

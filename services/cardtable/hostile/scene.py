@@ -12,13 +12,10 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
-
-from google.protobuf import json_format
 
 from cardtable.client.views import random_legal_action
 from cardtable.table_service.auth import TokenCodec
-from cardtable_api.common.v1 import common_pb2
+from cardtable_api.common.v1 import common_pb2, views_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
@@ -58,7 +55,7 @@ class LiveTable:
     to_act: list[int] = field(default_factory=list)
     #: Applied MakeMove requests (bytes, metadata), for replays.
     applied: list[tuple[bytes, tuple[tuple[str, str], ...]]] = field(default_factory=list)
-    _views: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _views: dict[int, views_pb2.SeatView] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,11 +65,11 @@ class Turn:
     table: LiveTable
     seat: int
     client: Client
-    view: dict[str, Any]
+    view: views_pb2.SeatView
     action: str
 
 
-def pick_action(view: dict[str, Any], rng: random.Random) -> str:
+def pick_action(view: views_pb2.SeatView, rng: random.Random) -> str:
     """A legal action from a seat's own view (the seat is one that is to act)."""
     action = random_legal_action(view, rng)
     if action is None:
@@ -157,16 +154,16 @@ class Scene:
         table.to_act = list(reply.game_status.to_act) if reply.status == RUNNING else []
         table._views.clear()
 
-    async def view(self, table: LiveTable, seat: int) -> dict[str, Any]:
+    async def view(self, table: LiveTable, seat: int) -> views_pb2.SeatView:
         """The seat's own view (cached until the table changes)."""
         if seat not in table._views:
             reply = await self._stub.GetTable(
                 table_pb2.GetTableRequest(table_id=table.table_id, seat=seat),
                 metadata=table.seats[seat].metadata,
             )
-            view = json_format.MessageToDict(reply.view)
+            view = reply.seat_view
             table._views[seat] = view
-            self.vocabulary.update(str(action) for action in view.get("legal_actions", ()))
+            self.vocabulary.update(legal.action for legal in view.legal_actions)
         return table._views[seat]
 
     async def turn(self, table: LiveTable | None = None) -> Turn:

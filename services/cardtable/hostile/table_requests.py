@@ -430,9 +430,8 @@ async def _finished_move(material: Material, table: LiveTable) -> HostileRequest
 
 async def _wrong_phase_action(material: Material, turn: Turn) -> HostileRequest:
     """An action seen legal elsewhere that this seat may not take now."""
-    legal = set(turn.view.get("legal_actions", ()))
-    choice = turn.view.get("choose_cards") or {}
-    verb = choice.get("verb")
+    legal = {offered.action for offered in turn.view.legal_actions}
+    verb = turn.view.choose_cards.verb if turn.view.HasField("choose_cards") else None
     candidates = sorted(
         action
         for action in material.scene.vocabulary
@@ -445,11 +444,11 @@ async def _wrong_phase_action(material: Material, turn: Turn) -> HostileRequest:
 async def illegal_card(material: Material) -> HostileRequest:
     rng = material.rng
     turn = await material.scene.turn()
-    choice = turn.view.get("choose_cards")
-    hand = [str(card) for card in turn.view.get("hand", ())]
+    hand = list(turn.view.hand)
     deck = next(state.deck for state in material.states if state.game == turn.table.game)
-    if choice:
-        cards, count, verb = list(choice["cards"]), int(choice["count"]), choice["verb"]
+    if turn.view.HasField("choose_cards"):
+        choice = turn.view.choose_cards
+        cards, count, verb = list(choice.cards), choice.count, choice.verb
         outside = [card for card in deck if card not in cards] or ["AS"]
         shapes = [
             cards[: max(0, count - 1)],
@@ -459,7 +458,7 @@ async def illegal_card(material: Material) -> HostileRequest:
         ]
         action = " ".join([verb, *rng.choice(shapes)])
     else:
-        legal = set(turn.view.get("legal_actions", ()))
+        legal = {offered.action for offered in turn.view.legal_actions}
         unplayable = [f"play {card}" for card in [*deck, *hand] if f"play {card}" not in legal] or [
             "play AS"
         ]

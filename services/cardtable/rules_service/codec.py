@@ -22,6 +22,7 @@ from cardtable.engine.facts import Audience, Fact, fact_to_dict
 from cardtable.engine.game import SNAPSHOT_VERSION, GameState
 from cardtable.engine.registry import game_spec
 from cardtable.platform.protobuf_wire import struct_bytes
+from cardtable.views.encode import encode_view
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2
 
@@ -187,6 +188,16 @@ def fill_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
     parsed in place, about twice as fast as ``Struct.update`` and with no copy afterwards
     (``cardtable.platform.protobuf_wire``)."""
     target.MergeFromString(struct_bytes(data))
+
+
+def fill_view(target: Any, observation: dict[str, Any], *, typed: bool) -> None:
+    """``observation`` written into ``target`` (a GetViewResponse or a SeatView of the rules
+    contract): typed as ``seat_view``, or as the ``view`` Struct for a caller older than the
+    typed view (GetViewRequest.typed_view says why that caller is still served)."""
+    if typed:
+        target.seat_view.CopyFrom(encode_view(observation))
+    else:
+        fill_struct(target.view, observation)
 
 
 def decode_action_text(text: str) -> str:

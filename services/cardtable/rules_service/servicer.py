@@ -107,7 +107,7 @@ def apply_action(
     if request.include_views_of_seats_to_act:
         for seat in response.status.to_act:
             seat_view = response.views_of_seats_to_act.add(seat=seat)
-            codec.fill_struct(seat_view.view, state.observation(seat))
+            codec.fill_view(seat_view, state.observation(seat), typed=request.typed_views)
     response.state.CopyFrom(codec.encode_state(state))
     codec.add_facts(response.facts, facts)
     response.action_audience.CopyFrom(codec.encode_audience(action_audience(action, request.seat)))
@@ -139,7 +139,7 @@ def get_view(
     if seat is not None and not 0 <= seat < state.num_players:
         raise InvalidInput(f"there is no seat {seat} at this table")
     response = rules_pb2.GetViewResponse() if into is None else into
-    codec.fill_struct(response.view, state.observation(seat))
+    codec.fill_view(response, state.observation(seat), typed=request.typed_view)
     response.status.CopyFrom(codec.encode_status(state))
     return response
 

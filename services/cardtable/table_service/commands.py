@@ -11,8 +11,6 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from google.protobuf import struct_pb2
-
 from cardtable.engine.shuffle import commitment, deck_order_from_seed
 from cardtable.table_service.auth import Principal
 from cardtable.table_service.errors import (
@@ -36,7 +34,7 @@ from cardtable.table_service.limits import (
 from cardtable.table_service.rated import is_rated
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
-from cardtable_api.common.v1 import common_pb2
+from cardtable_api.common.v1 import common_pb2, views_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.rules.v1 import rules_pb2
 
@@ -53,12 +51,12 @@ class Table:
     game_status: common_pb2.GameStatus | None = None
     #: The views of the seats to act that the rules service returned with the last move, and
     #: the game state they belong to: valid only while that is still ``game_state``.
-    views: dict[int, struct_pb2.Struct] = field(default_factory=dict)
+    views: dict[int, views_pb2.SeatView] = field(default_factory=dict)
     views_state: rules_pb2.GameState | None = None
     #: Why the table is read-only: a batch of its log failed verification (log_security).
     broken: str | None = None
 
-    def cached_view(self, seat: int) -> struct_pb2.Struct | None:
+    def cached_view(self, seat: int) -> views_pb2.SeatView | None:
         """The seat's view of the current game state if the last move brought it along."""
         if self.views_state is None or self.views_state is not self.game_state:
             return None
@@ -84,7 +82,7 @@ class Decision:
     seat: int | None = None
     bot_requests: list[events_pb2.BotSeatRequested] = field(default_factory=list)
     #: Views of the seats to act in ``views_state`` (see :meth:`Table.cached_view`).
-    views: dict[int, struct_pb2.Struct] = field(default_factory=dict)
+    views: dict[int, views_pb2.SeatView] = field(default_factory=dict)
     views_state: rules_pb2.GameState | None = None
     #: Bot-held seats this service moved for because no computer player did in time.
     fallback_seats: list[int] = field(default_factory=list)
@@ -467,6 +465,7 @@ class Decider:
                 seat=seat,
                 action=action,
                 include_views_of_seats_to_act=True,
+                typed_views=True,
             )
         )
         taken = events_pb2.ActionTaken(
@@ -496,7 +495,7 @@ class Decider:
         decision.game_state, decision.game_status = game_state, status
         # The views came with the action: they are of this state unless a deal followed.
         decision.views = (
-            {} if dealt else {view.seat: view.view for view in reply.views_of_seats_to_act}
+            {} if dealt else {view.seat: view.seat_view for view in reply.views_of_seats_to_act}
         )
         decision.views_state = None if dealt else game_state
         turns_in_batch = sum(1 for event in decision.events if event.HasField("action_taken"))

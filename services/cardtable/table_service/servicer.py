@@ -507,7 +507,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             if table.game_state is None:
                 return reply
             view, status = await view_of(self._app, table, seat)
-            reply.view.CopyFrom(view)
+            reply.seat_view.CopyFrom(view)
             reply.game_status.CopyFrom(status)
             return reply
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from google.protobuf import struct_pb2
-
 from cardtable.table_service.application import TableApplication
 from cardtable.table_service.auth import Principal
 from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import PermissionDeniedError
 from cardtable.table_service.table_changes import TableChanges
-from cardtable_api.common.v1 import common_pb2
+from cardtable_api.common.v1 import common_pb2, views_pb2
 from cardtable_api.rules.v1 import rules_pb2
 from cardtable_api.table.v1 import table_pb2
 
@@ -33,17 +31,17 @@ def holds_seat(table: Table, seat: int, principal: Principal) -> bool:
 
 async def view_of(
     app: TableApplication, table: Table, seat: int | None
-) -> tuple[struct_pb2.Struct, common_pb2.GameStatus]:
+) -> tuple[views_pb2.SeatView, common_pb2.GameStatus]:
     """What ``seat`` (a spectator: None) sees of the table's game, and the game's status."""
     assert table.game_state is not None
     cached = table.cached_view(seat) if seat is not None else None
     if cached is not None and table.game_status is not None:
         return cached, table.game_status
-    request = rules_pb2.GetViewRequest(state=table.game_state)
+    request = rules_pb2.GetViewRequest(state=table.game_state, typed_view=True)
     if seat is not None:
         request.seat = seat
     reply = await app.rules.get_view(request)
-    return reply.view, reply.status
+    return reply.seat_view, reply.status
 
 
 async def turns(
@@ -67,7 +65,7 @@ async def turns(
             if table.state.version > sent and _to_act_or_over(table.game_status, seat):
                 view, status = await view_of(app, table, seat)
                 yield table_pb2.WatchTurnsResponse(
-                    version=table.state.version, game_status=status, view=view
+                    version=table.state.version, game_status=status, seat_view=view
                 )
                 sent = table.state.version
                 if status.over:

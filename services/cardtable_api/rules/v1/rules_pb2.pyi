@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from cardtable_api.common.v1 import common_pb2 as _common_pb2
+from cardtable_api.common.v1 import views_pb2 as _views_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -480,6 +481,7 @@ class ApplyActionRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     INCLUDE_VIEWS_OF_SEATS_TO_ACT_FIELD_NUMBER: _builtins.int
+    TYPED_VIEWS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     action: _builtins.str
     """The action in text form: "play QS", "bid 2", "pass 2C 3D 4H", "contract NT", "give 7H",
@@ -488,6 +490,10 @@ class ApplyActionRequest(_message.Message):
     include_views_of_seats_to_act: _builtins.bool
     """Also return the view of each seat to act after the action (what GetView would answer for
     it): the table service keeps them, so the next player's GetTable needs no second call.
+    """
+    typed_views: _builtins.bool
+    """Give those views as typed messages (`SeatView.seat_view`) instead of Structs; see
+    GetViewRequest.typed_view for why the choice is the caller's.
     """
     @_builtins.property
     def state(self) -> Global___GameState: ...
@@ -498,10 +504,11 @@ class ApplyActionRequest(_message.Message):
         seat: _builtins.int = ...,
         action: _builtins.str = ...,
         include_views_of_seats_to_act: _builtins.bool = ...,
+        typed_views: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "include_views_of_seats_to_act", b"include_views_of_seats_to_act", "seat", b"seat", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "include_views_of_seats_to_act", b"include_views_of_seats_to_act", "seat", b"seat", "state", b"state", "typed_views", b"typed_views"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -557,18 +564,26 @@ class SeatView(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    SEAT_VIEW_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     @_builtins.property
-    def view(self) -> _struct_pb2.Struct: ...
+    def view(self) -> _struct_pb2.Struct:
+        """The view as a Struct, filled only for a caller that did not ask for `typed_views`."""
+
+    @_builtins.property
+    def seat_view(self) -> _views_pb2.SeatView:
+        """The view as a typed message, filled when the caller asked for `typed_views`."""
+
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         view: _struct_pb2.Struct | None = ...,
+        seat_view: _views_pb2.SeatView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_view", b"seat_view", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "seat_view", b"seat_view", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -661,8 +676,16 @@ class GetViewRequest(_message.Message):
 
     STATE_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    TYPED_VIEW_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat whose view is wanted; unset for a spectator."""
+    typed_view: _builtins.bool
+    """Answer with `seat_view` (typed) instead of `view` (a Struct). The Struct stays for a
+    caller that does not know this field, a table service replica older than the typed view:
+    the two services are rolled out one after the other, so for a while an older table
+    replica calls a newer rules replica and must still get the view it reads. Once every
+    table replica sets this field, the Struct is never filled.
+    """
     @_builtins.property
     def state(self) -> Global___GameState: ...
     def __init__(
@@ -670,10 +693,11 @@ class GetViewRequest(_message.Message):
         *,
         state: Global___GameState | None = ...,
         seat: _builtins.int | None = ...,
+        typed_view: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "state", b"state", "typed_view", b"typed_view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -687,21 +711,29 @@ class GetViewResponse(_message.Message):
 
     VIEW_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    SEAT_VIEW_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def view(self) -> _struct_pb2.Struct:
-        """The observation: only what that seat may know now."""
+        """The observation as a Struct, only for a caller that did not ask for `typed_view`."""
 
     @_builtins.property
     def status(self) -> _common_pb2.GameStatus: ...
+    @_builtins.property
+    def seat_view(self) -> _views_pb2.SeatView:
+        """The observation, typed: only what that seat may know now. Filled when asked for with
+        `typed_view`.
+        """
+
     def __init__(
         self,
         *,
         view: _struct_pb2.Struct | None = ...,
         status: _common_pb2.GameStatus | None = ...,
+        seat_view: _views_pb2.SeatView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["status", b"status", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_view", b"seat_view", "status", b"status", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["status", b"status", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat_view", b"seat_view", "status", b"status", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

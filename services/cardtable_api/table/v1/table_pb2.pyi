@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from cardtable_api.common.v1 import common_pb2 as _common_pb2
+from cardtable_api.common.v1 import views_pb2 as _views_pb2
 from cardtable_api.events.v1 import events_pb2 as _events_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
@@ -18,6 +19,11 @@ if sys.version_info >= (3, 11):
     from typing import TypeAlias as _TypeAlias, Never as _Never
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
+
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -537,6 +543,7 @@ class GetTableResponse(_message.Message):
     GAME_STATUS_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     CREATED_BY_FIELD_NUMBER: _builtins.int
+    SEAT_VIEW_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     status: _builtins.str
@@ -548,8 +555,15 @@ class GetTableResponse(_message.Message):
     @_builtins.property
     def game_status(self) -> _common_pb2.GameStatus: ...
     @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
     def view(self) -> _struct_pb2.Struct:
-        """The viewer's view of the game (what the rules service's GetView returns)."""
+        """Deprecated: no longer filled; use `seat_view`. (Every client in this repository reads
+        the typed view, and filling both would double the cost of each view on the hot path.)
+        """
+
+    @_builtins.property
+    def seat_view(self) -> _views_pb2.SeatView:
+        """The viewer's view of the game: only what that seat (or a spectator) may know now."""
 
     def __init__(
         self,
@@ -562,10 +576,11 @@ class GetTableResponse(_message.Message):
         game_status: _common_pb2.GameStatus | None = ...,
         view: _struct_pb2.Struct | None = ...,
         created_by: _builtins.str = ...,
+        seat_view: _views_pb2.SeatView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "seat_view", b"seat_view", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "game", b"game", "game_status", b"game_status", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "game", b"game", "game_status", b"game_status", "seat_view", b"seat_view", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -655,12 +670,18 @@ class WatchTurnsResponse(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     GAME_STATUS_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    SEAT_VIEW_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The table version this view is of."""
     @_builtins.property
     def game_status(self) -> _common_pb2.GameStatus: ...
     @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
     def view(self) -> _struct_pb2.Struct:
+        """Deprecated: no longer filled; use `seat_view`."""
+
+    @_builtins.property
+    def seat_view(self) -> _views_pb2.SeatView:
         """The seat's view (what GetTable gives as that seat)."""
 
     def __init__(
@@ -669,10 +690,11 @@ class WatchTurnsResponse(_message.Message):
         version: _builtins.int = ...,
         game_status: _common_pb2.GameStatus | None = ...,
         view: _struct_pb2.Struct | None = ...,
+        seat_view: _views_pb2.SeatView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "seat_view", b"seat_view", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_status", b"game_status", "seat_view", b"seat_view", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
