@@ -32,7 +32,7 @@ from cardtable.replay.audit import audit_record
 from cardtable.replay.render import render_audit
 from cardtable.replay.session import ReplayError, Viewpoint
 from cardtable.replay.show import Pause, replay_request_problem, show_replay
-from cardtable.simulation.bench import engine_bench, find_yardstick
+from cardtable.simulation.bench import YARDSTICK, engine_bench
 from cardtable.simulation.records import record_random_game
 from cardtable.simulation.simulate import simulate
 
@@ -420,9 +420,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
     console = _console()
-    yardstick = Path(args.yardstick) if args.yardstick else find_yardstick(Path.cwd())
-    if yardstick is None:
-        console.print("yardstick not found (pass --yardstick PATH); measuring without it")
+    yardstick = Path(args.yardstick) if args.yardstick else YARDSTICK
+    if not yardstick.is_file():
+        console.print(Text(f"no yardstick at {yardstick}", "red"))
+        return 2
     console.print(f"measuring each game for {args.seconds} s on one core ...")
     report = engine_bench(args.seconds, yardstick)
     table = Table(title="engine random playouts, one core")
@@ -707,7 +708,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench-engine", help="engine playout throughput vs the yardstick")
     bench.add_argument("--seconds", type=float, default=3.0)
-    bench.add_argument("--yardstick", help="path to shared/bench/yardstick_hearts.py")
+    bench.add_argument(
+        "--yardstick",
+        help="another yardstick script to compare against (default: the Hearts yardstick in "
+        "cardtable/bench/yardstick_hearts.py)",
+    )
     bench.set_defaults(handler=cmd_bench_engine)
 
     system_bench_parser = commands.add_parser(

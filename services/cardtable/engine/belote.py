@@ -1,4 +1,4 @@
-"""Belote, as RULES.md decides it (seed 002).
+"""Belote, as docs/rules.md#belote sets it out.
 
 Four players in two teams, seats 0 and 2 against seats 1 and 3, with the 32 cards from 7 to ace.
 Play and the deal go to the right (counter-clockwise): after seat s comes seat s - 1. Five cards
@@ -19,7 +19,7 @@ of play, starting with the dealer's right (seat ``dealer - 1``) and ending with 
   seat, but two to the taker, who also takes the turned card (3 + 3 + 3 + 2 = 11: every card is
   dealt). When everybody passes twice, the rest is never dealt and the cards are thrown in.
 
-Readings of RULES.md made here: on a trump lead everybody must beat the highest trump if they
+Readings of the rules made here: on a trump lead everybody must beat the highest trump if they
 can, even when their partner is winning (the partner relaxation is written for the void case
 only); the capot bonus is not counted when deciding whether the takers scored more (the rule
 names card points plus belote); belote is known to its holder at once and told to the others

@@ -1,4 +1,4 @@
-"""Hearts, as RULES.md decides it (seed 004).
+"""Hearts, as docs/rules.md#hearts sets it out.
 
 Four players, 52 cards, ace high, play to the left. Each deal: pass three cards (left, right,
 across, none, repeating every four deals), the holder of the two of clubs leads it, hearts and

@@ -1,4 +1,6 @@
-"""Final places with ties, as RULES.md decides: tied players share the places they occupy.
+"""Final places with ties: tied players share the places they occupy.
+
+The rule: docs/rules.md#final-places-and-ties.
 
 >>> places_from_totals((102, 64, 64, 89), lower_is_better=True)
 (4, 1, 1, 3)

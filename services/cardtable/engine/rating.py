@@ -1,9 +1,9 @@
-"""Rating changes at the end of a game, exactly as RULES.md decides them. Pure arithmetic.
+"""Rating changes at the end of a game, as docs/rules.md#ratings sets them out: pure arithmetic.
 
 Every formula is written out here and nowhere else; the scoring service only stores results.
 Ratings start at 1500 per player per game (:data:`INITIAL_RATING`).
 
-Whist and 3-5-8 (the place formula, seed 000), for n players with final totals s and
+Whist and 3-5-8 (the place formula), for n players with final totals s and
 ``max``/``min`` over the table::
 
     first place:   +5n
@@ -11,9 +11,9 @@ Whist and 3-5-8 (the place formula, seed 000), for n players with final totals s
     in between:    4n + 8n × (s - max) / (max - min)        (lies in -4n .. +4n)
     max == min:    0 for everyone
 
-Hearts (seed 004): places 1 to 4 are worth +45, -5, -15, -25. Belote: winners +20 each,
-losers -20 each. Both are then adjusted by rating level (RULES.md, "Adjustment by rating
-level"), an Elo-style weighting of the same zero-sum base values::
+Hearts: places 1 to 4 are worth +45, -5, -15, -25. Belote: winners +20 each, losers -20 each.
+Both are then adjusted by rating level (docs/rules.md#adjustment-by-rating-level), an Elo-style
+weighting of the same zero-sum base values::
 
     for each pair i, j:     i receives (b_i - b_j) / n            (j the opposite)
     pair winner w (higher b), loser l:

@@ -1,4 +1,4 @@
-"""3-5-8, as RULES.md decides it (seed 001).
+"""3-5-8, as docs/rules.md#3-5-8 sets it out.
 
 Three players, 52 cards, ace high, play to the left. The player left of the dealer is the
 declarer and must take 8 tricks, the third player (right of the dealer) 5 and the dealer 3; in

@@ -1,4 +1,4 @@
-"""Whist, as RULES.md decides it (seed 000): the Romanian bidding whist "1-8-1".
+"""Whist, as docs/rules.md#whist sets it out: the Romanian bidding whist "1-8-1".
 
 Three to six players, the 8 × n highest cards (3 players A-9, 4 A-7, 5 A-5, 6 A-3), ace high,
 play to the left. The deals grow from 1 card each to 8 and shrink back to 1 (3n + 12 deals).

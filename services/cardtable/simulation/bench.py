@@ -1,8 +1,9 @@
 """Engine throughput: random playouts per game on one core, against the Hearts yardstick.
 
-The yardstick (``shared/bench/yardstick_hearts.py``) is the cheapest honest Hearts deal in
-plain Python. It runs in the same process run as our measurement, on the same machine, so the
-ratio between the two is the figure that means something; absolute rates vary with the
+The yardstick (``cardtable/bench/yardstick_hearts.py``, :data:`YARDSTICK`) is the cheapest
+honest Hearts deal in plain Python, a standalone script kept unchanged so that its figures stay
+comparable over time. It runs in the same process run as our measurement, on the same machine,
+so the ratio between the two is the figure that means something; absolute rates vary with the
 machine's load.
 """
 
@@ -51,13 +52,8 @@ def measure_game(
     }
 
 
-def find_yardstick(start: Path) -> Path | None:
-    """``shared/bench/yardstick_hearts.py`` beside the repository (or a parent of ``start``)."""
-    for folder in (start, *start.parents):
-        candidate = folder / "shared" / "bench" / "yardstick_hearts.py"
-        if candidate.is_file():
-            return candidate
-    return None
+#: The Hearts yardstick the engine is measured against, shipped with the package.
+YARDSTICK = Path(__file__).resolve().parent.parent / "bench" / "yardstick_hearts.py"
 
 
 def run_yardstick(path: Path, seconds: float) -> dict[str, float]:
