@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from google.protobuf import struct_pb2
 
-from cardtable.engine import belote, hearts, three_five_eight, whist
+from cardtable.engine import belote, facts, hearts, three_five_eight, whist
 from cardtable.engine.cards import parse_card, parse_cards
 from cardtable.engine.facts import (
     BidMade,
@@ -106,6 +106,13 @@ def test_each_kind_of_fact_converts_to_its_message_and_back(fact: Any) -> None:
 
 
 def test_the_examples_and_the_old_kinds_cover_every_kind() -> None:
+    engine_facts = {
+        value
+        for module in (facts, whist, hearts, three_five_eight, belote)
+        for value in vars(module).values()
+        if isinstance(value, type) and "audience" in getattr(value, "_fields", ())
+    }
+    assert engine_facts == set(KINDS.values())
     assert {type(fact) for fact in EXAMPLES} == set(KINDS.values())
     assert set(OLD_KINDS.values()) == set(KINDS)
     recorded = events_pb2.FactRecorded.DESCRIPTOR.oneofs_by_name["body"]
@@ -137,8 +144,8 @@ def test_every_fact_of_random_games_converts_and_reads_from_the_old_form(
     rng = random.Random(f"facts-{name}-{players}")
     seen: set[type] = set()
 
-    def check(state: Any, seat: Any, action: Any, facts: list[Any]) -> None:
-        for fact in facts:
+    def check(state: Any, seat: Any, action: Any, produced: list[Any]) -> None:
+        for fact in produced:
             _round_trip(fact)
             seen.add(type(fact))
 
