@@ -7,7 +7,6 @@ import random
 from typing import Any
 
 import pytest
-from google.protobuf import struct_pb2
 from rich.console import Console
 
 from cardtable.cli.main import main as cli
@@ -151,13 +150,11 @@ async def test_tampered_logs_are_caught(cluster: Cluster) -> None:
 
     changed_score = _copy(clean)
     scored = next(
-        event.fact_recorded.fact
+        event.fact_recorded.deal_scored
         for event in _events(changed_score, "fact_recorded")
-        if event.fact_recorded.fact.kind == "DealScored"
+        if event.fact_recorded.HasField("deal_scored")
     )
-    scores = scored.fields["scores"]
-    assert isinstance(scores, struct_pb2.ListValue)
-    scores.values[0].number_value += 1
+    scored.scores[0] += 1
     report = _audit(cluster, table_id, _stored_again(changed_score))
     assert not report.ok and "scores" in str(report.first)
 

@@ -7,12 +7,19 @@ from types import ModuleType
 
 import pytest
 
-from cardtable.platform import logging, provisioning, rated_tables, settings
-
-
-@pytest.mark.parametrize(
-    "module", [settings, logging, provisioning, rated_tables], ids=lambda m: m.__name__
+from cardtable.platform import (
+    fact_messages,
+    fact_upcasting,
+    logging,
+    provisioning,
+    rated_tables,
+    settings,
 )
+
+MODULES = [settings, logging, provisioning, rated_tables, fact_messages, fact_upcasting]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_docstring_examples_pass(module: ModuleType) -> None:
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
 

@@ -230,11 +230,11 @@ async def test_a_message_the_database_refuses_is_set_aside_alone(
     bad = next(
         index
         for index, batch in enumerate(log.batches)
-        if any(e.fact_recorded.fact.kind == "DealStarted" for e in batch.events)
+        if any(e.fact_recorded.HasField("deal_started") for e in batch.events)
     )
     for event in log.batches[bad].events:
-        if event.fact_recorded.fact.kind == "DealStarted":
-            event.fact_recorded.fact.fields["cards_each"] = 2.0**40
+        if event.fact_recorded.HasField("deal_started"):
+            event.fact_recorded.deal_started.cards_each = 2**32 - 1
     messages = [
         StoredMessage(
             sequence,

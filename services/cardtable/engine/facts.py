@@ -7,7 +7,10 @@ events that carry them.
 
 Game modules add their own facts (``ContractChosen``, ``CardsPassed`` ...) in the same style: a
 ``NamedTuple`` whose card fields are named ``card``/``*_card`` (one card) or ``cards``/``*_cards``
-(several), so :func:`fact_to_dict` can print them without knowing the fact.
+(several), so :func:`fact_to_dict` can print them without knowing the fact. The log holds each
+kind as a typed message of the same fields (proto/cardtable/events/v1/facts.proto): a new kind
+also needs its message there and its line in ``cardtable.platform.fact_messages.KINDS``, which
+the conversion tests check.
 """
 
 from __future__ import annotations

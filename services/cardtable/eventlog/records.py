@@ -11,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from google.protobuf import json_format
-
 from cardtable.engine.record import RECORD_FORMAT, RECORD_VERSION
 from cardtable.eventlog.opening import opened_batches
+from cardtable.platform.fact_upcasting import typed_fact
 from cardtable_api.events.v1 import events_pb2
 
 PLAYER_KINDS = {events_pb2.PLAYER_KIND_PERSON: "person", events_pb2.PLAYER_KIND_BOT: "bot"}
-
-
-def _fields(fact: Any) -> dict[str, Any]:
-    return json_format.MessageToDict(fact.fields) if fact.HasField("fields") else {}
 
 
 def _ints(values: Iterable[Any]) -> list[int]:
@@ -93,7 +88,7 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
             elif which == "action_taken" and deals:  # one before any deal: the log check says
                 deals[-1]["actions"].append({"seat": body.seat, "action": body.action})
             elif which == "fact_recorded":
-                _note_fact(deals, body.fact)
+                _note_fact(deals, typed_fact(body))
             elif which == "game_finished":
                 result = {
                     "over": True,
@@ -122,20 +117,17 @@ def _drop_unrevealed_seeds(deals: list[dict[str, Any]], revealed: set[int], *, o
             deal["shuffle"].pop("seed", None)
 
 
-def _note_fact(deals: list[dict[str, Any]], fact: Any) -> None:
+def _note_fact(deals: list[dict[str, Any]], recorded: events_pb2.FactRecorded) -> None:
     if not deals:
         return
-    deal, fields = deals[-1], _fields(fact)
-    if fact.kind == "DealStarted":
-        deal["dealer"] = int(fields.get("dealer", 0))
-    elif fact.kind == "TrickWon":
+    deal, which = deals[-1], recorded.WhichOneof("body")
+    if which == "deal_started":
+        deal["dealer"] = recorded.deal_started.dealer
+    elif which == "trick_won":
+        trick = recorded.trick_won
         deal["tricks"].append(
-            {
-                "leader": int(fields["leader"]),
-                "winner": int(fields["seat"]),
-                "cards": list(fields.get("cards", [])),
-            }
+            {"leader": trick.leader, "winner": trick.seat, "cards": list(trick.cards)}
         )
-    elif fact.kind == "DealScored":
-        deal["scores"] = _ints(fields.get("scores", []))
-        deal["totals"] = _ints(fields.get("totals", []))
+    elif which == "deal_scored":
+        deal["scores"] = list(recorded.deal_scored.scores)
+        deal["totals"] = list(recorded.deal_scored.totals)

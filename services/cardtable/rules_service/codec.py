@@ -16,11 +16,12 @@ from google.protobuf import struct_pb2
 
 from cardtable.engine.cards import card_texts, parse_card
 
-__all__ = ["card_texts"]
+__all__ = ["card_texts", "encode_audience"]
 from cardtable.engine.errors import InvalidInput
-from cardtable.engine.facts import Audience, Fact, fact_to_dict
+from cardtable.engine.facts import Fact, fact_to_dict
 from cardtable.engine.game import SNAPSHOT_VERSION, GameState
 from cardtable.engine.registry import game_spec
+from cardtable.platform.fact_messages import audience_message as encode_audience
 from cardtable.platform.protobuf_wire import struct_bytes
 from cardtable.views.encode import encode_view
 from cardtable_api.common.v1 import common_pb2
@@ -141,15 +142,6 @@ def encode_status(state: GameState) -> common_pb2.GameStatus:
         places=list(state.places() or ()),
         progress=state.progress(),
     )
-
-
-def encode_audience(audience: Audience) -> common_pb2.Audience:
-    """``None`` is public; a tuple of seats is those seats (empty: nobody outside the servers)."""
-    if audience is None:
-        return common_pb2.Audience(kind=common_pb2.Audience.KIND_PUBLIC)
-    if not audience:
-        return common_pb2.Audience(kind=common_pb2.Audience.KIND_SERVER_ONLY)
-    return common_pb2.Audience(kind=common_pb2.Audience.KIND_SEATS, seats=list(audience))
 
 
 def encode_facts(facts: Sequence[Fact]) -> list[rules_pb2.Fact]:

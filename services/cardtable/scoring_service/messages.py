@@ -8,12 +8,10 @@ know, but a batch with a schema version newer than ours is set aside, never gues
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
 from cardtable.platform.log_names import LogNames
@@ -118,54 +116,3 @@ def decode(message: StoredMessage, log: LogNames) -> DecodedBatch:
         payload=message.data,
         headers=message.headers,
     )
-
-
-class FactFields:
-    """Typed reading of a fact's Struct fields (numbers arrive as doubles there)."""
-
-    def __init__(self, kind: str, fields: struct_pb2.Struct) -> None:
-        self.kind = kind
-        self._fields = fields.fields
-
-    def _value(self, name: str) -> struct_pb2.Value | None:
-        if name not in self._fields:
-            return None
-        value = self._fields[name]
-        return None if value.WhichOneof("kind") in (None, "null_value") else value
-
-    def _required(self, name: str) -> struct_pb2.Value:
-        value = self._value(name)
-        if value is None:
-            raise PoisonMessageError(f"{self.kind} fact has no {name!r}")
-        return value
-
-    def _as_int(self, name: str, value: struct_pb2.Value) -> int:
-        number = value.number_value
-        if value.WhichOneof("kind") != "number_value" or not (
-            math.isfinite(number) and number == int(number)
-        ):
-            raise PoisonMessageError(f"{self.kind} fact's {name!r} is not a whole number")
-        return int(number)
-
-    def integer(self, name: str) -> int:
-        """A required whole number."""
-        return self._as_int(name, self._required(name))
-
-    def optional_integer(self, name: str) -> int | None:
-        """A whole number, or ``None`` when absent or null."""
-        value = self._value(name)
-        return None if value is None else self._as_int(name, value)
-
-    def text(self, name: str) -> str:
-        """A required string."""
-        value = self._required(name)
-        if value.WhichOneof("kind") != "string_value":
-            raise PoisonMessageError(f"{self.kind} fact's {name!r} is not text")
-        return value.string_value
-
-    def integers(self, name: str) -> tuple[int, ...]:
-        """A required list of whole numbers."""
-        value = self._required(name)
-        if value.WhichOneof("kind") != "list_value":
-            raise PoisonMessageError(f"{self.kind} fact's {name!r} is not a list")
-        return tuple(self._as_int(name, item) for item in value.list_value.values)

@@ -22,6 +22,14 @@ from google.protobuf import json_format
 
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.registry import game_spec
+from cardtable.platform.fact_messages import (
+    CONTRACTS,
+    PASS_DIRECTIONS,
+    TRUMPS,
+    FactMessageError,
+    text_of,
+)
+from cardtable.platform.fact_upcasting import FactUpcastError, typed_fact
 from cardtable.platform.log_signing import (
     SIGNATURE_HEADER,
     BatchVerifier,
@@ -30,7 +38,7 @@ from cardtable.platform.log_signing import (
     check_next,
 )
 from cardtable.platform.rated_tables import table_is_rated
-from cardtable.scoring_service.messages import DecodedBatch, FactFields, PoisonMessageError
+from cardtable.scoring_service.messages import DecodedBatch, PoisonMessageError
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat
 from cardtable.scoring_service.rows import (
     BOT,
@@ -47,7 +55,7 @@ from cardtable.scoring_service.rows import (
     SeatRow,
     TableState,
 )
-from cardtable_api.events.v1 import events_pb2
+from cardtable_api.events.v1 import events_pb2, facts_pb2
 
 HEARTS = "hearts"
 #: SeatHandedToBot reasons that count the replaced person as disconnected (RULES.md).
@@ -68,14 +76,14 @@ EVENT_HANDLERS = {
     "fact_recorded": "_fact_recorded",
 }
 FACT_HANDLERS = {
-    "DealStarted": "_deal_started",
-    "BidMade": "_bid_made",
-    "TrumpChosen": "_trump_chosen",
-    "ContractChosen": "_contract_chosen",
-    "PassingAnnounced": "_passing_announced",
-    "CardsPassed": "_cards_passed",
-    "DealThrownIn": "_deal_thrown_in",
-    "DealScored": "_deal_scored",
+    "deal_started": "_deal_started",
+    "bid_made": "_bid_made",
+    "trump_chosen": "_trump_chosen",
+    "contract_chosen": "_contract_chosen",
+    "passing_announced": "_passing_announced",
+    "cards_passed": "_cards_passed",
+    "deal_thrown_in": "_deal_thrown_in",
+    "deal_scored": "_deal_scored",
 }
 
 
@@ -352,14 +360,19 @@ class Projection:
     def _fact_recorded(
         self, state: TableState, recorded: events_pb2.FactRecorded, moment: DecodedBatch
     ) -> None:
-        handler = FACT_HANDLERS.get(recorded.fact.kind)
-        if handler is None:
+        try:
+            typed = typed_fact(recorded)
+        except FactUpcastError as error:
+            raise PoisonMessageError(str(error)) from None
+        which = typed.WhichOneof("body")
+        if which is None or which not in FACT_HANDLERS:
             return
+        handler = FACT_HANDLERS[which]
         if state.game.status != RUNNING:
             raise PoisonMessageError(
-                f"{recorded.fact.kind} at table {state.game.table_id}, which is not playing"
+                f"{which} at table {state.game.table_id}, which is not playing"
             )
-        getattr(self, handler)(state, FactFields(recorded.fact.kind, recorded.fact.fields), moment)
+        getattr(self, handler)(state, getattr(typed, which), moment)
 
     def _current_deal(self, state: TableState) -> DealRow:
         """The deal being played; a fact about a deal already scored has no place."""
@@ -378,17 +391,18 @@ class Projection:
             raise PoisonMessageError(f"there is no seat {seat} at table {state.game.table_id}")
         return row
 
-    def _deal_started(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _deal_started(
+        self, state: TableState, fact: facts_pb2.DealStarted, moment: DecodedBatch
+    ) -> None:
         game = state.game
-        deal_number = fact.integer("deal_number")
-        if deal_number <= game.deal_number:
-            raise PoisonMessageError(f"deal {deal_number} follows deal {game.deal_number}")
-        game.deal_number = deal_number
+        if fact.deal_number <= game.deal_number:
+            raise PoisonMessageError(f"deal {fact.deal_number} follows deal {game.deal_number}")
+        game.deal_number = fact.deal_number
         deal = DealRow(
             table_id=game.table_id,
-            deal_number=deal_number,
-            dealer=fact.integer("dealer"),
-            cards_each=fact.integer("cards_each"),
+            deal_number=fact.deal_number,
+            dealer=fact.dealer,
+            cards_each=fact.cards_each,
             trump=None,
             declarer=None,
             chosen_contract=None,
@@ -400,58 +414,70 @@ class Projection:
         )
         state.deal = deal
         state.deal_seats = {
-            seat: DealSeatRow(game.table_id, deal_number, seat) for seat in range(game.seats)
+            seat: DealSeatRow(game.table_id, fact.deal_number, seat) for seat in range(game.seats)
         }
         self.touch(deal)
         for row in state.deal_seats.values():
             self.touch(row)
         self._deal_changed(state, deal)
 
-    def _bid_made(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _bid_made(self, state: TableState, fact: facts_pb2.BidMade, moment: DecodedBatch) -> None:
         deal = self._current_deal(state)
-        row = self._deal_seat(state, fact.integer("seat"))
-        row.bid = fact.integer("tricks")
+        row = self._deal_seat(state, fact.seat)
+        row.bid = fact.tricks
         self.touch(row)
         self._deal_changed(state, deal)
 
-    def _trump_chosen(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _trump_chosen(
+        self, state: TableState, fact: facts_pb2.TrumpChosen, moment: DecodedBatch
+    ) -> None:
         deal = self._current_deal(state)
-        deal.trump = fact.text("trump")
-        deal.declarer = fact.optional_integer("seat")
+        deal.trump = _text(TRUMPS, fact.trump, "trump")
+        deal.declarer = fact.seat if fact.HasField("seat") else None
         self._deal_changed(state, deal)
 
-    def _contract_chosen(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _contract_chosen(
+        self, state: TableState, fact: facts_pb2.ContractChosen, moment: DecodedBatch
+    ) -> None:
         deal = self._current_deal(state)
-        deal.declarer = fact.integer("seat")
-        deal.chosen_contract = fact.text("contract")
+        deal.declarer = fact.seat
+        deal.chosen_contract = _text(CONTRACTS, fact.contract, "contract")
         self._deal_changed(state, deal)
 
-    def _passing_announced(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _passing_announced(
+        self, state: TableState, fact: facts_pb2.PassingAnnounced, moment: DecodedBatch
+    ) -> None:
         deal = self._current_deal(state)
-        deal.passing = fact.text("direction")
+        deal.passing = _text(PASS_DIRECTIONS, fact.direction, "pass direction")
         self._deal_changed(state, deal)
 
-    def _cards_passed(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _cards_passed(
+        self, state: TableState, fact: facts_pb2.CardsPassed, moment: DecodedBatch
+    ) -> None:
         """Logs written before sealing: the direction from the first pass (now it is
         ``PassingAnnounced``, as the passes are sealed)."""
         deal = self._current_deal(state)
         if deal.passing is None:
-            offset = (fact.integer("to_seat") - fact.integer("seat")) % state.game.seats
+            offset = (fact.to_seat - fact.seat) % state.game.seats
             deal.passing = {1: "left", state.game.seats - 1: "right"}.get(offset, "across")
             self._deal_changed(state, deal)
 
-    def _deal_thrown_in(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _deal_thrown_in(
+        self, state: TableState, fact: facts_pb2.DealThrownIn, moment: DecodedBatch
+    ) -> None:
         deal = self._current_deal(state)
         deal.thrown_in = True
         self._deal_changed(state, deal)
 
-    def _deal_scored(self, state: TableState, fact: FactFields, moment: DecodedBatch) -> None:
+    def _deal_scored(
+        self, state: TableState, fact: facts_pb2.DealScored, moment: DecodedBatch
+    ) -> None:
         deal = self._current_deal(state)
-        if fact.integer("deal_number") != deal.deal_number:
+        if fact.deal_number != deal.deal_number:
             raise PoisonMessageError(
-                f"deal {fact.integer('deal_number')} scored during deal {deal.deal_number}"
+                f"deal {fact.deal_number} scored during deal {deal.deal_number}"
             )
-        scores, totals = fact.integers("scores"), fact.integers("totals")
+        scores, totals = list(fact.scores), list(fact.totals)
         if len(scores) != state.game.seats or len(totals) != state.game.seats:
             raise PoisonMessageError("DealScored must give a score and a total for every seat")
         for seat, row in state.deal_seats.items():
@@ -459,6 +485,14 @@ class Projection:
             self.touch(row)
         deal.scored_at = moment.occurred_at
         self._deal_changed(state, deal)
+
+
+def _text(table: dict[str, int], value: int, what: str) -> str:
+    """The text a row holds for an enum value of a fact (the engine's, as rows always held)."""
+    try:
+        return text_of(table, value, what)
+    except FactMessageError as error:
+        raise PoisonMessageError(str(error)) from None
 
 
 def describe_deal(game: str, deal: DealRow, bids: list[int | None]) -> str:

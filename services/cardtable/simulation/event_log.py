@@ -38,7 +38,8 @@ from cardtable.engine.game import GameState
 from cardtable.engine.ranking import places_from_totals
 from cardtable.engine.registry import game_spec
 from cardtable.engine.shuffle import SEED_BYTES, commitment, deck_order_from_seed
-from cardtable.rules_service.codec import card_texts, encode_audience, encode_facts
+from cardtable.platform.fact_messages import audience_message, fact_event
+from cardtable.rules_service.codec import card_texts
 from cardtable.simulation.playout import random_action
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -123,12 +124,7 @@ class TableLog:
 
     @staticmethod
     def facts(facts: Sequence[Fact]) -> list[events_pb2.Event]:
-        return [
-            events_pb2.Event(
-                audience=fact.audience, fact_recorded=events_pb2.FactRecorded(fact=fact)
-            )
-            for fact in encode_facts(facts)
-        ]
+        return [fact_event(fact) for fact in facts]
 
     # -- the lobby -------------------------------------------------------------------------
     def open(self) -> None:
@@ -209,7 +205,7 @@ class TableLog:
         facts = state.apply(seat, action)
         events = [
             events_pb2.Event(
-                audience=encode_audience(action_audience(action, seat)),
+                audience=audience_message(action_audience(action, seat)),
                 action_taken=events_pb2.ActionTaken(
                     seat=seat, action=format_action(action), actor_id=self.occupant[seat]
                 ),

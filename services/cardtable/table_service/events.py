@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from google.protobuf import timestamp_pb2
 
+from cardtable.platform.fact_upcasting import typed_from_rules_fact
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.rules.v1 import rules_pb2
@@ -28,9 +29,10 @@ def with_audience(audience: common_pb2.Audience, **body: object) -> events_pb2.E
 
 
 def facts_recorded(facts: Iterable[rules_pb2.Fact]) -> list[events_pb2.Event]:
-    """Each rules fact as an event with the fact's own audience."""
+    """Each rules fact as an event with the fact's own audience, the fact typed: the rules
+    contract still carries facts as a kind and a Struct, and the log holds typed ones only."""
     return [
-        events_pb2.Event(audience=fact.audience, fact_recorded=events_pb2.FactRecorded(fact=fact))
+        events_pb2.Event(audience=fact.audience, fact_recorded=typed_from_rules_fact(fact))
         for fact in facts
     ]
 

@@ -23,57 +23,58 @@ _sym_db = _symbol_database.Default()
 
 
 from cardtable_api.common.v1 import common_pb2 as cardtable_dot_common_dot_v1_dot_common__pb2
+from cardtable_api.events.v1 import facts_pb2 as cardtable_dot_events_dot_v1_dot_facts__pb2
 from cardtable_api.rules.v1 import rules_pb2 as cardtable_dot_rules_dot_v1_dot_rules__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n cardtable/events/v1/events.proto\x12\x13\x63\x61rdtable.events.v1\x1a cardtable/common/v1/common.proto\x1a\x1e\x63\x61rdtable/rules/v1/rules.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x01\n\nEventBatch\x12\x16\n\x0eschema_version\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12/\n\x0boccurred_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x1a.cardtable.events.v1.Event\x12\x15\n\rtable_version\x18\x06 \x01(\x04\x12\x1d\n\x15previous_batch_sha256\x18\x07 \x01(\x0c\x12\x1b\n\x13\x63ommand_fingerprint\x18\x08 \x01(\x0c\"\xd8\x08\n\x05\x45vent\x12/\n\x08\x61udience\x18\x01 \x01(\x0b\x32\x1d.cardtable.common.v1.Audience\x12:\n\rtable_created\x18\n \x01(\x0b\x32!.cardtable.events.v1.TableCreatedH\x00\x12:\n\rplayer_seated\x18\x0b \x01(\x0b\x32!.cardtable.events.v1.PlayerSeatedH\x00\x12\x36\n\x0bplayer_left\x18\x0c \x01(\x0b\x32\x1f.cardtable.events.v1.PlayerLeftH\x00\x12\x38\n\x0cgame_started\x18\r \x01(\x0b\x32 .cardtable.events.v1.GameStartedH\x00\x12:\n\rdeal_shuffled\x18\x0e \x01(\x0b\x32!.cardtable.events.v1.DealShuffledH\x00\x12\x43\n\x12\x64\x65\x61l_seed_revealed\x18\x0f \x01(\x0b\x32%.cardtable.events.v1.DealSeedRevealedH\x00\x12\x38\n\x0c\x61\x63tion_taken\x18\x10 \x01(\x0b\x32 .cardtable.events.v1.ActionTakenH\x00\x12:\n\rfact_recorded\x18\x11 \x01(\x0b\x32!.cardtable.events.v1.FactRecordedH\x00\x12\x43\n\x12turn_timer_started\x18\x12 \x01(\x0b\x32%.cardtable.events.v1.TurnTimerStartedH\x00\x12;\n\x0eturn_timed_out\x18\x13 \x01(\x0b\x32!.cardtable.events.v1.TurnTimedOutH\x00\x12\x42\n\x12seat_handed_to_bot\x18\x14 \x01(\x0b\x32$.cardtable.events.v1.SeatHandedToBotH\x00\x12<\n\x0eseat_reclaimed\x18\x15 \x01(\x0b\x32\".cardtable.events.v1.SeatReclaimedH\x00\x12\x43\n\x12\x62ot_seat_requested\x18\x16 \x01(\x0b\x32%.cardtable.events.v1.BotSeatRequestedH\x00\x12:\n\rgame_finished\x18\x17 \x01(\x0b\x32!.cardtable.events.v1.GameFinishedH\x00\x12>\n\x0frematch_created\x18\x18 \x01(\x0b\x32#.cardtable.events.v1.RematchCreatedH\x00\x12<\n\x0e\x64\x65\x61l_committed\x18\x19 \x01(\x0b\x32\".cardtable.events.v1.DealCommittedH\x00\x12\x32\n\x06sealed\x18\x1a \x01(\x0b\x32 .cardtable.events.v1.SealedEventH\x00\x42\x06\n\x04\x62ody\"]\n\x0bSealedEvent\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x16\n\x0esealing_key_id\x18\x02 \x01(\t\x12\r\n\x05nonce\x18\x03 \x01(\x0c\x12\x12\n\nciphertext\x18\x04 \x01(\x0c\"\xc5\x01\n\rTableSettings\x12\x1a\n\rturn_timer_ms\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1b\n\x0e\x66ill_with_bots\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x19\n\x0c\x66ill_wait_ms\x18\x03 \x01(\rH\x02\x88\x01\x01\x12\x19\n\x0c\x62ot_strategy\x18\x04 \x01(\tH\x03\x88\x01\x01\x42\x10\n\x0e_turn_timer_msB\x11\n\x0f_fill_with_botsB\x0f\n\r_fill_wait_msB\x0f\n\r_bot_strategy\"\xda\x01\n\x0cTableCreated\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05seats\x18\x02 \x01(\r\x12\x31\n\x07options\x18\x03 \x01(\x0b\x32 .cardtable.common.v1.GameOptions\x12\x34\n\x08settings\x18\x04 \x01(\x0b\x32\".cardtable.events.v1.TableSettings\x12\x12\n\ncreated_by\x18\x05 \x01(\t\x12\x12\n\nrematch_of\x18\x06 \x01(\t\x12\x12\n\x05rated\x18\x07 \x01(\x08H\x00\x88\x01\x01\x42\x08\n\x06_rated\"t\n\x0cPlayerSeated\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12-\n\x04kind\x18\x03 \x01(\x0e\x32\x1f.cardtable.events.v1.PlayerKind\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"U\n\nPlayerLeft\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isconnected\x18\x03 \x01(\x08\x12\x10\n\x08progress\x18\x04 \x01(\x01\"L\n\x0bGameStarted\x12\x14\n\x0c\x66irst_dealer\x18\x01 \x01(\r\x12\x12\n\nplayer_ids\x18\x02 \x03(\t\x12\x13\n\x0bgame_number\x18\x03 \x01(\r\"P\n\rDealCommitted\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x16\n\x0esealing_key_id\x18\x03 \x01(\t\"E\n\x0c\x44\x65\x61lShuffled\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x12\n\ndeck_order\x18\x03 \x03(\t\"[\n\x10\x44\x65\x61lSeedRevealed\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x12\n\ncommitment\x18\x03 \x01(\t\x12\x10\n\x08\x64\x65\x61l_key\x18\x04 \x01(\x0c\"Q\n\x0b\x41\x63tionTaken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x03 \x01(\t\x12\x12\n\nby_timeout\x18\x04 \x01(\x08\"6\n\x0c\x46\x61\x63tRecorded\x12&\n\x04\x66\x61\x63t\x18\x01 \x01(\x0b\x32\x18.cardtable.rules.v1.Fact\"]\n\x10TurnTimerStarted\x12\r\n\x05seats\x18\x01 \x03(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04turn\x18\x03 \x01(\x04\"?\n\x0cTurnTimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04turn\x18\x02 \x01(\x04\x12\x13\n\x0b\x63onsecutive\x18\x03 \x01(\r\"p\n\x0fSeatHandedToBot\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x1a\n\x12replaced_player_id\x18\x04 \x01(\t\x12\x10\n\x08progress\x18\x05 \x01(\x01\"0\n\rSeatReclaimed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"R\n\x10\x42otSeatRequested\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0c\n\x04turn\x18\x03 \x01(\x04\x12\x12\n\ncreated_by\x18\x04 \x01(\t\"S\n\x0cGameFinished\x12\x0e\n\x06totals\x18\x01 \x03(\x03\x12\x0e\n\x06places\x18\x02 \x03(\r\x12\x13\n\x0b\x65nded_early\x18\x03 \x01(\x08\x12\x0e\n\x06reason\x18\x04 \x01(\t\"&\n\x0eRematchCreated\x12\x14\n\x0cnew_table_id\x18\x01 \x01(\t*V\n\nPlayerKind\x12\x1b\n\x17PLAYER_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PLAYER_KIND_PERSON\x10\x01\x12\x13\n\x0fPLAYER_KIND_BOT\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n cardtable/events/v1/events.proto\x12\x13\x63\x61rdtable.events.v1\x1a cardtable/common/v1/common.proto\x1a\x1f\x63\x61rdtable/events/v1/facts.proto\x1a\x1e\x63\x61rdtable/rules/v1/rules.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x01\n\nEventBatch\x12\x16\n\x0eschema_version\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12/\n\x0boccurred_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x1a.cardtable.events.v1.Event\x12\x15\n\rtable_version\x18\x06 \x01(\x04\x12\x1d\n\x15previous_batch_sha256\x18\x07 \x01(\x0c\x12\x1b\n\x13\x63ommand_fingerprint\x18\x08 \x01(\x0c\"\xd8\x08\n\x05\x45vent\x12/\n\x08\x61udience\x18\x01 \x01(\x0b\x32\x1d.cardtable.common.v1.Audience\x12:\n\rtable_created\x18\n \x01(\x0b\x32!.cardtable.events.v1.TableCreatedH\x00\x12:\n\rplayer_seated\x18\x0b \x01(\x0b\x32!.cardtable.events.v1.PlayerSeatedH\x00\x12\x36\n\x0bplayer_left\x18\x0c \x01(\x0b\x32\x1f.cardtable.events.v1.PlayerLeftH\x00\x12\x38\n\x0cgame_started\x18\r \x01(\x0b\x32 .cardtable.events.v1.GameStartedH\x00\x12:\n\rdeal_shuffled\x18\x0e \x01(\x0b\x32!.cardtable.events.v1.DealShuffledH\x00\x12\x43\n\x12\x64\x65\x61l_seed_revealed\x18\x0f \x01(\x0b\x32%.cardtable.events.v1.DealSeedRevealedH\x00\x12\x38\n\x0c\x61\x63tion_taken\x18\x10 \x01(\x0b\x32 .cardtable.events.v1.ActionTakenH\x00\x12:\n\rfact_recorded\x18\x11 \x01(\x0b\x32!.cardtable.events.v1.FactRecordedH\x00\x12\x43\n\x12turn_timer_started\x18\x12 \x01(\x0b\x32%.cardtable.events.v1.TurnTimerStartedH\x00\x12;\n\x0eturn_timed_out\x18\x13 \x01(\x0b\x32!.cardtable.events.v1.TurnTimedOutH\x00\x12\x42\n\x12seat_handed_to_bot\x18\x14 \x01(\x0b\x32$.cardtable.events.v1.SeatHandedToBotH\x00\x12<\n\x0eseat_reclaimed\x18\x15 \x01(\x0b\x32\".cardtable.events.v1.SeatReclaimedH\x00\x12\x43\n\x12\x62ot_seat_requested\x18\x16 \x01(\x0b\x32%.cardtable.events.v1.BotSeatRequestedH\x00\x12:\n\rgame_finished\x18\x17 \x01(\x0b\x32!.cardtable.events.v1.GameFinishedH\x00\x12>\n\x0frematch_created\x18\x18 \x01(\x0b\x32#.cardtable.events.v1.RematchCreatedH\x00\x12<\n\x0e\x64\x65\x61l_committed\x18\x19 \x01(\x0b\x32\".cardtable.events.v1.DealCommittedH\x00\x12\x32\n\x06sealed\x18\x1a \x01(\x0b\x32 .cardtable.events.v1.SealedEventH\x00\x42\x06\n\x04\x62ody\"]\n\x0bSealedEvent\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x16\n\x0esealing_key_id\x18\x02 \x01(\t\x12\r\n\x05nonce\x18\x03 \x01(\x0c\x12\x12\n\nciphertext\x18\x04 \x01(\x0c\"\xc5\x01\n\rTableSettings\x12\x1a\n\rturn_timer_ms\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x1b\n\x0e\x66ill_with_bots\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x19\n\x0c\x66ill_wait_ms\x18\x03 \x01(\rH\x02\x88\x01\x01\x12\x19\n\x0c\x62ot_strategy\x18\x04 \x01(\tH\x03\x88\x01\x01\x42\x10\n\x0e_turn_timer_msB\x11\n\x0f_fill_with_botsB\x0f\n\r_fill_wait_msB\x0f\n\r_bot_strategy\"\xda\x01\n\x0cTableCreated\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05seats\x18\x02 \x01(\r\x12\x31\n\x07options\x18\x03 \x01(\x0b\x32 .cardtable.common.v1.GameOptions\x12\x34\n\x08settings\x18\x04 \x01(\x0b\x32\".cardtable.events.v1.TableSettings\x12\x12\n\ncreated_by\x18\x05 \x01(\t\x12\x12\n\nrematch_of\x18\x06 \x01(\t\x12\x12\n\x05rated\x18\x07 \x01(\x08H\x00\x88\x01\x01\x42\x08\n\x06_rated\"t\n\x0cPlayerSeated\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12-\n\x04kind\x18\x03 \x01(\x0e\x32\x1f.cardtable.events.v1.PlayerKind\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"U\n\nPlayerLeft\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isconnected\x18\x03 \x01(\x08\x12\x10\n\x08progress\x18\x04 \x01(\x01\"L\n\x0bGameStarted\x12\x14\n\x0c\x66irst_dealer\x18\x01 \x01(\r\x12\x12\n\nplayer_ids\x18\x02 \x03(\t\x12\x13\n\x0bgame_number\x18\x03 \x01(\r\"P\n\rDealCommitted\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x16\n\x0esealing_key_id\x18\x03 \x01(\t\"E\n\x0c\x44\x65\x61lShuffled\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x12\n\ndeck_order\x18\x03 \x03(\t\"[\n\x10\x44\x65\x61lSeedRevealed\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x12\n\ncommitment\x18\x03 \x01(\t\x12\x10\n\x08\x64\x65\x61l_key\x18\x04 \x01(\x0c\"Q\n\x0b\x41\x63tionTaken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x03 \x01(\t\x12\x12\n\nby_timeout\x18\x04 \x01(\x08\"\xc2\x0c\n\x0c\x46\x61\x63tRecorded\x12&\n\x04\x66\x61\x63t\x18\x01 \x01(\x0b\x32\x18.cardtable.rules.v1.Fact\x12\x38\n\x0c\x64\x65\x61l_started\x18\n \x01(\x0b\x32 .cardtable.events.v1.DealStartedH\x00\x12\x36\n\x0b\x63\x61rds_dealt\x18\x0b \x01(\x0b\x32\x1f.cardtable.events.v1.CardsDealtH\x00\x12;\n\x0e\x63\x61rd_turned_up\x18\x0c \x01(\x0b\x32!.cardtable.events.v1.CardTurnedUpH\x00\x12\x38\n\x0ctrump_chosen\x18\r \x01(\x0b\x32 .cardtable.events.v1.TrumpChosenH\x00\x12\x30\n\x08\x62id_made\x18\x0e \x01(\x0b\x32\x1c.cardtable.events.v1.BidMadeH\x00\x12\x36\n\x0b\x63\x61rd_played\x18\x0f \x01(\x0b\x32\x1f.cardtable.events.v1.CardPlayedH\x00\x12\x32\n\ttrick_won\x18\x10 \x01(\x0b\x32\x1d.cardtable.events.v1.TrickWonH\x00\x12\x36\n\x0b\x64\x65\x61l_scored\x18\x11 \x01(\x0b\x32\x1f.cardtable.events.v1.DealScoredH\x00\x12\x34\n\ngame_ended\x18\x12 \x01(\x0b\x32\x1e.cardtable.events.v1.GameEndedH\x00\x12\x38\n\x0cstreak_bonus\x18\x13 \x01(\x0b\x32 .cardtable.events.v1.StreakBonusH\x00\x12\x42\n\x11passing_announced\x18\x14 \x01(\x0b\x32%.cardtable.events.v1.PassingAnnouncedH\x00\x12\x36\n\x0bpass_chosen\x18\x15 \x01(\x0b\x32\x1f.cardtable.events.v1.PassChosenH\x00\x12\x38\n\x0c\x63\x61rds_passed\x18\x16 \x01(\x0b\x32 .cardtable.events.v1.CardsPassedH\x00\x12\x32\n\tmoon_shot\x18\x17 \x01(\x0b\x32\x1d.cardtable.events.v1.MoonShotH\x00\x12>\n\x0f\x63ontract_chosen\x18\x18 \x01(\x0b\x32#.cardtable.events.v1.ContractChosenH\x00\x12<\n\x0e\x65xchanges_owed\x18\x19 \x01(\x0b\x32\".cardtable.events.v1.ExchangesOwedH\x00\x12>\n\x0f\x63\x61rds_exchanged\x18\x1a \x01(\x0b\x32#.cardtable.events.v1.CardsExchangedH\x00\x12\x42\n\x11\x65xchanges_skipped\x18\x1b \x01(\x0b\x32%.cardtable.events.v1.ExchangesSkippedH\x00\x12\x36\n\x0btalon_taken\x18\x1c \x01(\x0b\x32\x1f.cardtable.events.v1.TalonTakenH\x00\x12>\n\x0f\x63\x61rds_discarded\x18\x1d \x01(\x0b\x32#.cardtable.events.v1.CardsDiscardedH\x00\x12;\n\x0etrump_bid_made\x18\x1e \x01(\x0b\x32!.cardtable.events.v1.TrumpBidMadeH\x00\x12\x41\n\x11turned_card_taken\x18\x1f \x01(\x0b\x32$.cardtable.events.v1.TurnedCardTakenH\x00\x12;\n\x0e\x64\x65\x61l_thrown_in\x18  \x01(\x0b\x32!.cardtable.events.v1.DealThrownInH\x00\x12:\n\rbelote_scored\x18! \x01(\x0b\x32!.cardtable.events.v1.BeloteScoredH\x00\x12\x34\n\ncapot_made\x18\" \x01(\x0b\x32\x1e.cardtable.events.v1.CapotMadeH\x00\x12@\n\x10\x63ontract_settled\x18# \x01(\x0b\x32$.cardtable.events.v1.ContractSettledH\x00\x42\x06\n\x04\x62ody\"]\n\x10TurnTimerStarted\x12\r\n\x05seats\x18\x01 \x03(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04turn\x18\x03 \x01(\x04\"?\n\x0cTurnTimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04turn\x18\x02 \x01(\x04\x12\x13\n\x0b\x63onsecutive\x18\x03 \x01(\r\"p\n\x0fSeatHandedToBot\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x1a\n\x12replaced_player_id\x18\x04 \x01(\t\x12\x10\n\x08progress\x18\x05 \x01(\x01\"0\n\rSeatReclaimed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"R\n\x10\x42otSeatRequested\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0c\n\x04turn\x18\x03 \x01(\x04\x12\x12\n\ncreated_by\x18\x04 \x01(\t\"S\n\x0cGameFinished\x12\x0e\n\x06totals\x18\x01 \x03(\x03\x12\x0e\n\x06places\x18\x02 \x03(\r\x12\x13\n\x0b\x65nded_early\x18\x03 \x01(\x08\x12\x0e\n\x06reason\x18\x04 \x01(\t\"&\n\x0eRematchCreated\x12\x14\n\x0cnew_table_id\x18\x01 \x01(\t*V\n\nPlayerKind\x12\x1b\n\x17PLAYER_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PLAYER_KIND_PERSON\x10\x01\x12\x13\n\x0fPLAYER_KIND_BOT\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardtable.events.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PLAYERKIND']._serialized_start=3241
-  _globals['_PLAYERKIND']._serialized_end=3327
-  _globals['_EVENTBATCH']._serialized_start=157
-  _globals['_EVENTBATCH']._serialized_end=407
-  _globals['_EVENT']._serialized_start=410
-  _globals['_EVENT']._serialized_end=1522
-  _globals['_SEALEDEVENT']._serialized_start=1524
-  _globals['_SEALEDEVENT']._serialized_end=1617
-  _globals['_TABLESETTINGS']._serialized_start=1620
-  _globals['_TABLESETTINGS']._serialized_end=1817
-  _globals['_TABLECREATED']._serialized_start=1820
-  _globals['_TABLECREATED']._serialized_end=2038
-  _globals['_PLAYERSEATED']._serialized_start=2040
-  _globals['_PLAYERSEATED']._serialized_end=2156
-  _globals['_PLAYERLEFT']._serialized_start=2158
-  _globals['_PLAYERLEFT']._serialized_end=2243
-  _globals['_GAMESTARTED']._serialized_start=2245
-  _globals['_GAMESTARTED']._serialized_end=2321
-  _globals['_DEALCOMMITTED']._serialized_start=2323
-  _globals['_DEALCOMMITTED']._serialized_end=2403
-  _globals['_DEALSHUFFLED']._serialized_start=2405
-  _globals['_DEALSHUFFLED']._serialized_end=2474
-  _globals['_DEALSEEDREVEALED']._serialized_start=2476
-  _globals['_DEALSEEDREVEALED']._serialized_end=2567
-  _globals['_ACTIONTAKEN']._serialized_start=2569
-  _globals['_ACTIONTAKEN']._serialized_end=2650
-  _globals['_FACTRECORDED']._serialized_start=2652
-  _globals['_FACTRECORDED']._serialized_end=2706
-  _globals['_TURNTIMERSTARTED']._serialized_start=2708
-  _globals['_TURNTIMERSTARTED']._serialized_end=2801
-  _globals['_TURNTIMEDOUT']._serialized_start=2803
-  _globals['_TURNTIMEDOUT']._serialized_end=2866
-  _globals['_SEATHANDEDTOBOT']._serialized_start=2868
-  _globals['_SEATHANDEDTOBOT']._serialized_end=2980
-  _globals['_SEATRECLAIMED']._serialized_start=2982
-  _globals['_SEATRECLAIMED']._serialized_end=3030
-  _globals['_BOTSEATREQUESTED']._serialized_start=3032
-  _globals['_BOTSEATREQUESTED']._serialized_end=3114
-  _globals['_GAMEFINISHED']._serialized_start=3116
-  _globals['_GAMEFINISHED']._serialized_end=3199
-  _globals['_REMATCHCREATED']._serialized_start=3201
-  _globals['_REMATCHCREATED']._serialized_end=3239
+  _globals['_PLAYERKIND']._serialized_start=4823
+  _globals['_PLAYERKIND']._serialized_end=4909
+  _globals['_EVENTBATCH']._serialized_start=190
+  _globals['_EVENTBATCH']._serialized_end=440
+  _globals['_EVENT']._serialized_start=443
+  _globals['_EVENT']._serialized_end=1555
+  _globals['_SEALEDEVENT']._serialized_start=1557
+  _globals['_SEALEDEVENT']._serialized_end=1650
+  _globals['_TABLESETTINGS']._serialized_start=1653
+  _globals['_TABLESETTINGS']._serialized_end=1850
+  _globals['_TABLECREATED']._serialized_start=1853
+  _globals['_TABLECREATED']._serialized_end=2071
+  _globals['_PLAYERSEATED']._serialized_start=2073
+  _globals['_PLAYERSEATED']._serialized_end=2189
+  _globals['_PLAYERLEFT']._serialized_start=2191
+  _globals['_PLAYERLEFT']._serialized_end=2276
+  _globals['_GAMESTARTED']._serialized_start=2278
+  _globals['_GAMESTARTED']._serialized_end=2354
+  _globals['_DEALCOMMITTED']._serialized_start=2356
+  _globals['_DEALCOMMITTED']._serialized_end=2436
+  _globals['_DEALSHUFFLED']._serialized_start=2438
+  _globals['_DEALSHUFFLED']._serialized_end=2507
+  _globals['_DEALSEEDREVEALED']._serialized_start=2509
+  _globals['_DEALSEEDREVEALED']._serialized_end=2600
+  _globals['_ACTIONTAKEN']._serialized_start=2602
+  _globals['_ACTIONTAKEN']._serialized_end=2683
+  _globals['_FACTRECORDED']._serialized_start=2686
+  _globals['_FACTRECORDED']._serialized_end=4288
+  _globals['_TURNTIMERSTARTED']._serialized_start=4290
+  _globals['_TURNTIMERSTARTED']._serialized_end=4383
+  _globals['_TURNTIMEDOUT']._serialized_start=4385
+  _globals['_TURNTIMEDOUT']._serialized_end=4448
+  _globals['_SEATHANDEDTOBOT']._serialized_start=4450
+  _globals['_SEATHANDEDTOBOT']._serialized_end=4562
+  _globals['_SEATRECLAIMED']._serialized_start=4564
+  _globals['_SEATRECLAIMED']._serialized_end=4612
+  _globals['_BOTSEATREQUESTED']._serialized_start=4614
+  _globals['_BOTSEATREQUESTED']._serialized_end=4696
+  _globals['_GAMEFINISHED']._serialized_start=4698
+  _globals['_GAMEFINISHED']._serialized_end=4781
+  _globals['_REMATCHCREATED']._serialized_start=4783
+  _globals['_REMATCHCREATED']._serialized_end=4821
 # @@protoc_insertion_point(module_scope)

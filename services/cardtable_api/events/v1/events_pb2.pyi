@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from cardtable_api.common.v1 import common_pb2 as _common_pb2
+from cardtable_api.events.v1 import facts_pb2 as _facts_pb2
 from cardtable_api.rules.v1 import rules_pb2 as _rules_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
@@ -547,23 +548,135 @@ Global___ActionTaken: _TypeAlias = ActionTaken  # noqa: Y015
 
 @_typing.final
 class FactRecorded(_message.Message):
-    """A fact produced by the rules service, carried as it came."""
+    """A fact the game's rules produced (a card played, a trick won, a deal scored ...), one
+    message per kind (facts.proto). Who may see it is the enclosing Event's audience.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     FACT_FIELD_NUMBER: _builtins.int
+    DEAL_STARTED_FIELD_NUMBER: _builtins.int
+    CARDS_DEALT_FIELD_NUMBER: _builtins.int
+    CARD_TURNED_UP_FIELD_NUMBER: _builtins.int
+    TRUMP_CHOSEN_FIELD_NUMBER: _builtins.int
+    BID_MADE_FIELD_NUMBER: _builtins.int
+    CARD_PLAYED_FIELD_NUMBER: _builtins.int
+    TRICK_WON_FIELD_NUMBER: _builtins.int
+    DEAL_SCORED_FIELD_NUMBER: _builtins.int
+    GAME_ENDED_FIELD_NUMBER: _builtins.int
+    STREAK_BONUS_FIELD_NUMBER: _builtins.int
+    PASSING_ANNOUNCED_FIELD_NUMBER: _builtins.int
+    PASS_CHOSEN_FIELD_NUMBER: _builtins.int
+    CARDS_PASSED_FIELD_NUMBER: _builtins.int
+    MOON_SHOT_FIELD_NUMBER: _builtins.int
+    CONTRACT_CHOSEN_FIELD_NUMBER: _builtins.int
+    EXCHANGES_OWED_FIELD_NUMBER: _builtins.int
+    CARDS_EXCHANGED_FIELD_NUMBER: _builtins.int
+    EXCHANGES_SKIPPED_FIELD_NUMBER: _builtins.int
+    TALON_TAKEN_FIELD_NUMBER: _builtins.int
+    CARDS_DISCARDED_FIELD_NUMBER: _builtins.int
+    TRUMP_BID_MADE_FIELD_NUMBER: _builtins.int
+    TURNED_CARD_TAKEN_FIELD_NUMBER: _builtins.int
+    DEAL_THROWN_IN_FIELD_NUMBER: _builtins.int
+    BELOTE_SCORED_FIELD_NUMBER: _builtins.int
+    CAPOT_MADE_FIELD_NUMBER: _builtins.int
+    CONTRACT_SETTLED_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def fact(self) -> _rules_pb2.Fact: ...
+    def fact(self) -> _rules_pb2.Fact:
+        """Written before typed facts: the fact's Python class name and its fields as a Struct.
+        Read through the upcaster only (cardtable.platform.fact_upcasting), never directly.
+        """
+
+    @_builtins.property
+    def deal_started(self) -> _facts_pb2.DealStarted: ...
+    @_builtins.property
+    def cards_dealt(self) -> _facts_pb2.CardsDealt: ...
+    @_builtins.property
+    def card_turned_up(self) -> _facts_pb2.CardTurnedUp: ...
+    @_builtins.property
+    def trump_chosen(self) -> _facts_pb2.TrumpChosen: ...
+    @_builtins.property
+    def bid_made(self) -> _facts_pb2.BidMade: ...
+    @_builtins.property
+    def card_played(self) -> _facts_pb2.CardPlayed: ...
+    @_builtins.property
+    def trick_won(self) -> _facts_pb2.TrickWon: ...
+    @_builtins.property
+    def deal_scored(self) -> _facts_pb2.DealScored: ...
+    @_builtins.property
+    def game_ended(self) -> _facts_pb2.GameEnded: ...
+    @_builtins.property
+    def streak_bonus(self) -> _facts_pb2.StreakBonus: ...
+    @_builtins.property
+    def passing_announced(self) -> _facts_pb2.PassingAnnounced: ...
+    @_builtins.property
+    def pass_chosen(self) -> _facts_pb2.PassChosen: ...
+    @_builtins.property
+    def cards_passed(self) -> _facts_pb2.CardsPassed: ...
+    @_builtins.property
+    def moon_shot(self) -> _facts_pb2.MoonShot: ...
+    @_builtins.property
+    def contract_chosen(self) -> _facts_pb2.ContractChosen: ...
+    @_builtins.property
+    def exchanges_owed(self) -> _facts_pb2.ExchangesOwed: ...
+    @_builtins.property
+    def cards_exchanged(self) -> _facts_pb2.CardsExchanged: ...
+    @_builtins.property
+    def exchanges_skipped(self) -> _facts_pb2.ExchangesSkipped: ...
+    @_builtins.property
+    def talon_taken(self) -> _facts_pb2.TalonTaken: ...
+    @_builtins.property
+    def cards_discarded(self) -> _facts_pb2.CardsDiscarded: ...
+    @_builtins.property
+    def trump_bid_made(self) -> _facts_pb2.TrumpBidMade: ...
+    @_builtins.property
+    def turned_card_taken(self) -> _facts_pb2.TurnedCardTaken: ...
+    @_builtins.property
+    def deal_thrown_in(self) -> _facts_pb2.DealThrownIn: ...
+    @_builtins.property
+    def belote_scored(self) -> _facts_pb2.BeloteScored: ...
+    @_builtins.property
+    def capot_made(self) -> _facts_pb2.CapotMade: ...
+    @_builtins.property
+    def contract_settled(self) -> _facts_pb2.ContractSettled: ...
     def __init__(
         self,
         *,
         fact: _rules_pb2.Fact | None = ...,
+        deal_started: _facts_pb2.DealStarted | None = ...,
+        cards_dealt: _facts_pb2.CardsDealt | None = ...,
+        card_turned_up: _facts_pb2.CardTurnedUp | None = ...,
+        trump_chosen: _facts_pb2.TrumpChosen | None = ...,
+        bid_made: _facts_pb2.BidMade | None = ...,
+        card_played: _facts_pb2.CardPlayed | None = ...,
+        trick_won: _facts_pb2.TrickWon | None = ...,
+        deal_scored: _facts_pb2.DealScored | None = ...,
+        game_ended: _facts_pb2.GameEnded | None = ...,
+        streak_bonus: _facts_pb2.StreakBonus | None = ...,
+        passing_announced: _facts_pb2.PassingAnnounced | None = ...,
+        pass_chosen: _facts_pb2.PassChosen | None = ...,
+        cards_passed: _facts_pb2.CardsPassed | None = ...,
+        moon_shot: _facts_pb2.MoonShot | None = ...,
+        contract_chosen: _facts_pb2.ContractChosen | None = ...,
+        exchanges_owed: _facts_pb2.ExchangesOwed | None = ...,
+        cards_exchanged: _facts_pb2.CardsExchanged | None = ...,
+        exchanges_skipped: _facts_pb2.ExchangesSkipped | None = ...,
+        talon_taken: _facts_pb2.TalonTaken | None = ...,
+        cards_discarded: _facts_pb2.CardsDiscarded | None = ...,
+        trump_bid_made: _facts_pb2.TrumpBidMade | None = ...,
+        turned_card_taken: _facts_pb2.TurnedCardTaken | None = ...,
+        deal_thrown_in: _facts_pb2.DealThrownIn | None = ...,
+        belote_scored: _facts_pb2.BeloteScored | None = ...,
+        capot_made: _facts_pb2.CapotMade | None = ...,
+        contract_settled: _facts_pb2.ContractSettled | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fact", b"fact"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["belote_scored", b"belote_scored", "bid_made", b"bid_made", "body", b"body", "capot_made", b"capot_made", "card_played", b"card_played", "card_turned_up", b"card_turned_up", "cards_dealt", b"cards_dealt", "cards_discarded", b"cards_discarded", "cards_exchanged", b"cards_exchanged", "cards_passed", b"cards_passed", "contract_chosen", b"contract_chosen", "contract_settled", b"contract_settled", "deal_scored", b"deal_scored", "deal_started", b"deal_started", "deal_thrown_in", b"deal_thrown_in", "exchanges_owed", b"exchanges_owed", "exchanges_skipped", b"exchanges_skipped", "fact", b"fact", "game_ended", b"game_ended", "moon_shot", b"moon_shot", "pass_chosen", b"pass_chosen", "passing_announced", b"passing_announced", "streak_bonus", b"streak_bonus", "talon_taken", b"talon_taken", "trick_won", b"trick_won", "trump_bid_made", b"trump_bid_made", "trump_chosen", b"trump_chosen", "turned_card_taken", b"turned_card_taken"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fact", b"fact"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["belote_scored", b"belote_scored", "bid_made", b"bid_made", "body", b"body", "capot_made", b"capot_made", "card_played", b"card_played", "card_turned_up", b"card_turned_up", "cards_dealt", b"cards_dealt", "cards_discarded", b"cards_discarded", "cards_exchanged", b"cards_exchanged", "cards_passed", b"cards_passed", "contract_chosen", b"contract_chosen", "contract_settled", b"contract_settled", "deal_scored", b"deal_scored", "deal_started", b"deal_started", "deal_thrown_in", b"deal_thrown_in", "exchanges_owed", b"exchanges_owed", "exchanges_skipped", b"exchanges_skipped", "fact", b"fact", "game_ended", b"game_ended", "moon_shot", b"moon_shot", "pass_chosen", b"pass_chosen", "passing_announced", b"passing_announced", "streak_bonus", b"streak_bonus", "talon_taken", b"talon_taken", "trick_won", b"trick_won", "trump_bid_made", b"trump_bid_made", "trump_chosen", b"trump_chosen", "turned_card_taken", b"turned_card_taken"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["deal_started", "cards_dealt", "card_turned_up", "trump_chosen", "bid_made", "card_played", "trick_won", "deal_scored", "game_ended", "streak_bonus", "passing_announced", "pass_chosen", "cards_passed", "moon_shot", "contract_chosen", "exchanges_owed", "cards_exchanged", "exchanges_skipped", "talon_taken", "cards_discarded", "trump_bid_made", "turned_card_taken", "deal_thrown_in", "belote_scored", "capot_made", "contract_settled"]  # noqa: Y015
+    _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
 Global___FactRecorded: _TypeAlias = FactRecorded  # noqa: Y015
 
