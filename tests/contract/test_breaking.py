@@ -80,7 +80,7 @@ def move_a_field_into_a_oneof(root: Path) -> None:
     replace_once(
         root / EVENTS,
         "  cardtable.rules.v1.Fact fact = 1;",
-        "  oneof body {\n    cardtable.rules.v1.Fact fact = 1;\n  }",
+        "  oneof old_form {\n    cardtable.rules.v1.Fact fact = 1;\n  }",
     )
 
 
