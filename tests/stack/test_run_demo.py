@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sys
 from pathlib import Path
 
 import grpc
@@ -71,26 +70,27 @@ async def test_demonstration_prints_what_the_scoring_service_says(tmp_path: Path
 
 
 async def _the_printed_audit_passes(text: str, tmp_path: Path) -> None:
-    """The audit command the stack prints runs as shown: as the operator's NATS user on the
-    embedded server (anonymous connections are refused there), with the public keys."""
-    line = next(line for line in text.splitlines() if "or audit it:" in line)
-    words = line.split("or audit it:", 1)[1].split()
-    env = dict(word.split("=", 1) for word in words if "=" in word and word[0].isupper())
-    table_id = words[-1]
+    """The audit command the stack prints runs as shown after the ``source`` line it prints:
+    as the operator's NATS user on the embedded server (anonymous connections are refused
+    there), with the public keys, all from the env file (mode 0600, like nats.conf)."""
+    lines = text.splitlines()
+    source = next(line.strip() for line in lines if line.strip().startswith("source "))
+    audit = next(line.strip() for line in lines if line.strip().startswith("cardtable audit "))
+    env_file = tmp_path / "env"
+    assert source == f"source {env_file}"
+    assert env_file.stat().st_mode & 0o777 == 0o600
     if not os.environ.get("NATS_URL"):
         assert "NATS admits only each component's own user" in text
         config = tmp_path / "nats.conf"  # beside the logs, as .run/nats.conf for make run
         assert f"its configuration: {config}" in text
-        assert env["NATS_PASSWORD"] in config.read_text()
         assert config.stat().st_mode & 0o777 == 0o600
-        assert env["NATS_USER"] == "cardtable-operator" and env["NATS_PASSWORD"]
+        assert "NATS_USER=cardtable-operator" in env_file.read_text()
+    # a clean shell, as a newcomer's second terminal: only what the env file sets
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "cardtable.cli.main",
-        "audit",
-        table_id,
-        env={**os.environ, **env},
+        "bash",
+        "-c",
+        f"{source} && {audit}",
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )

@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cardtable.bench.table_load import CLIENT_MODELS
+from cardtable.cli import call, token
 from cardtable.engine.errors import EngineError
 from cardtable.engine.record import dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
@@ -840,6 +841,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--exit-after-demo", action="store_true", help="stop everything once the demo is shown"
     )
     run.set_defaults(handler=cmd_run)
+    for module in (token, call):
+        module.register(commands)
     return parser
 
 
