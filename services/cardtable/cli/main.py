@@ -830,7 +830,11 @@ def build_parser() -> argparse.ArgumentParser:
     tour.set_defaults(handler=cmd_tournament)
 
     run = commands.add_parser("run", help="run the whole system locally until Ctrl-C")
-    run.add_argument("--log-dir", default=".run/logs", help="where the services write their logs")
+    run.add_argument(
+        "--log-dir",
+        default=".run/logs",
+        help="where the services write their logs; its parent holds nats.conf, env and the lock",
+    )
     run.add_argument("--no-demo", action="store_true", help="serve without the demonstration")
     run.add_argument(
         "--host",
