@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cardtable.bench.table_load import CLIENT_MODELS
+from cardtable.cli import call, token
 from cardtable.engine.errors import EngineError
 from cardtable.engine.record import dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
@@ -834,7 +835,11 @@ def build_parser() -> argparse.ArgumentParser:
     tour.set_defaults(handler=cmd_tournament)
 
     run = commands.add_parser("run", help="run the whole system locally until Ctrl-C")
-    run.add_argument("--log-dir", default=".run/logs", help="where the services write their logs")
+    run.add_argument(
+        "--log-dir",
+        default=".run/logs",
+        help="where the services write their logs; its parent holds nats.conf, env and the lock",
+    )
     run.add_argument("--no-demo", action="store_true", help="serve without the demonstration")
     run.add_argument(
         "--host",
@@ -845,6 +850,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--exit-after-demo", action="store_true", help="stop everything once the demo is shown"
     )
     run.set_defaults(handler=cmd_run)
+    for module in (token, call):
+        module.register(commands)
     return parser
 
 

@@ -1,9 +1,9 @@
 """Start and stop a grpc.aio server the way every cardtable service needs it.
 
 Each server gets the standard health service (Kubernetes probes it natively over gRPC), server
-reflection (so ``grpcurl`` works without .proto files), the Prometheus interceptor and a bounded
-receive size. Shutdown is graceful: health turns NOT_SERVING first so that load balancers stop
-sending new calls, then in-flight calls get ``grace`` seconds to finish.
+reflection (so ``cardtable call`` and grpcurl work without .proto files), the Prometheus
+interceptor and a bounded receive size. Shutdown is graceful: health turns NOT_SERVING first so
+that load balancers stop sending new calls, then in-flight calls get ``grace`` seconds to finish.
 
 Two levels:
 

@@ -74,11 +74,20 @@ async def connect_nats(
     log = (logger or get_logger(__name__)).bind(nats_client=name)
     last_error: list[BaseException] = []
 
-    async def on_error(error: Exception) -> None:
-        last_error[:] = [error]
-        log.warning("nats error", extra={"error": repr(error)})
-
     connected: list[Client] = []
+
+    async def on_error(error: Exception) -> None:
+        # Before the first connection every retry fails the same way, and the deadline's
+        # TimeoutError names the cause: one line that it is retrying, not one per attempt
+        # (a command-line tool printed ten bare "nats error" lines before its message).
+        if connected:
+            log.warning("nats error", extra={"error": repr(error)})
+        elif not last_error:
+            log.info(
+                "nats not reachable yet, retrying",
+                extra={"error": repr(error), "for_seconds": connect_timeout_seconds},
+            )
+        last_error[:] = [error]
 
     async def on_disconnected() -> None:
         if connected and connected[0].is_closed:  # our own close(): nothing went wrong

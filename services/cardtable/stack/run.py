@@ -15,8 +15,11 @@ import os
 import secrets
 import signal
 import socket
+import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from rich.text import Text
 
 from cardtable.platform.dev_servers import NatsAccessPlan, async_dev_servers
 from cardtable.platform.log_names import DEFAULT_PREFIX as EVENT_PREFIX
@@ -27,6 +30,8 @@ from cardtable.platform.nats_access import OPERATOR, PROVISIONER, NatsUser
 from cardtable.platform.server_process import free_port
 from cardtable.stack.demo import play_demo, result_tables
 from cardtable.stack.processes import SERVICE_MODULES, ServiceProcess, start
+from cardtable.stack.run_env import ENV_FILE, env_file_text, write_env_file
+from cardtable.stack.run_lock import RunDirectoryBusyError, run_directory_lock
 from cardtable.table_service.log_security import LogSecurity
 
 DEFAULT_PORTS = {"rules": 50051, "table": 50052, "scoring": 50053, "bots": 50054}
@@ -69,6 +74,15 @@ async def _provision(nats_url: str, provisioner: NatsUser) -> None:
         await connection.close()
 
 
+def _tool_environment(users: dict[str, NatsUser]) -> dict[str, str]:
+    """The NATS user the command-line tools connect as: the operator on the embedded server, or
+    whatever user this run was itself given for a server named by NATS_URL."""
+    if users:
+        return users[OPERATOR].environment()
+    names = ("NATS_USER", "NATS_PASSWORD", "NATS_PASSWORD_FILE", "NATS_TLS_CA_FILE")
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
 async def run_stack(
     log_dir: Path,
     say: Callable[[object], None],
@@ -80,7 +94,40 @@ async def run_stack(
     handle_signals: bool = True,
     listen_host: str = "127.0.0.1",
 ) -> int:
-    """Start everything, play the demonstration, print how to reach it, serve until ``stop``."""
+    """Start everything, play the demonstration, print how to reach it, serve until ``stop``.
+
+    The run directory (``log_dir``'s parent: ``.run/``) holds the logs, ``nats.conf`` and
+    ``env``; a second run on it is refused (returns 2) rather than writing into the first's.
+    """
+    try:
+        with run_directory_lock(log_dir.parent):
+            return await _serve(
+                log_dir,
+                say,
+                stop,
+                demo=demo,
+                exit_after_demo=exit_after_demo,
+                live=live,
+                handle_signals=handle_signals,
+                listen_host=listen_host,
+            )
+    except RunDirectoryBusyError as busy:
+        say(Text(str(busy)))
+        return 2
+
+
+async def _serve(
+    log_dir: Path,
+    say: Callable[[object], None],
+    stop: asyncio.Event | None,
+    *,
+    demo: bool,
+    exit_after_demo: bool,
+    live: bool,
+    handle_signals: bool,
+    listen_host: str,
+) -> int:
+    """:func:`run_stack` once the run directory is this process's."""
     stop = stop or asyncio.Event()
     if handle_signals:
         loop = asyncio.get_running_loop()
@@ -137,11 +184,26 @@ async def run_stack(
             stack.callback(service.terminate)
             started[name] = service
             say(f"{name:<8} service  {service.address}  (logs: {service.log_path})")
-        say("")
-        say("try it (grpcurl uses server reflection):")
+        env_path = log_dir.parent / ENV_FILE
+        environment = {
+            "NATS_URL": nats_url,
+            "DATABASE_URL": database_url,
+            "EVENT_PREFIX": EVENT_PREFIX,
+            **_tool_environment(users),
+            **log_keys.verifying_environment(),
+            "TOKEN_SIGNING_KEY": key,
+            **{f"{name.upper()}_ADDRESS": service.address for name, service in started.items()},
+        }
+        bin_dir = Path(sys.executable).parent  # this checkout's .venv/bin, not resolved
+        write_env_file(env_path, env_file_text(environment, bin_dir))
         rules_address = started["rules"].address
-        say(f"  grpcurl -plaintext {rules_address} list")
-        say(f"  grpcurl -plaintext {rules_address} cardtable.rules.v1.RulesService/ListGames")
+        say("")
+        say(f"in another shell, this sets what the README's commands need ({env_path}, 0600):")
+        # Text: printed as is, never read as markup; ``say`` must not wrap: ready to paste
+        say(Text(f"  source {env_path}"))
+        say(Text('  cardtable call "$RULES_ADDRESS" list'))
+        say(Text('  cardtable call "$RULES_ADDRESS" cardtable.rules.v1.RulesService/ListGames'))
+        say(Text(f"  (the rules service is at {rules_address}; see README.md for more)"))
         say("")
         if demo and {"table", "scoring", "bots"} <= set(started):
             say("demonstration: one table of each game, computer players in every seat")
@@ -149,20 +211,16 @@ async def run_stack(
                 started["table"].address, started["scoring"].address, key, say, live=live
             )
             say(result_tables(result))
-            say(f"demonstration finished in {result.seconds:.0f} s; replay a game with:")
             first = result.tables[0]
-            operator = " ".join(
-                f"{name}={value}"
-                for name, value in {
-                    "NATS_URL": nats_url,
-                    "EVENT_PREFIX": EVENT_PREFIX,
-                    **(users[OPERATOR].environment() if users else {}),
-                    **log_keys.verifying_environment(),
-                }.items()
+            environment["DEMO_TABLE_ID"] = first.table_id
+            write_env_file(env_path, env_file_text(environment, bin_dir))
+            say(
+                f"demonstration finished in {result.seconds:.0f} s; in another shell, replay or "
+                "audit a game with:"
             )
-            # one line each (``say`` must not wrap them): ready to paste
-            say(f"  {operator} .venv/bin/cardtable replay {first.table_id} --seat 0")
-            say(f"  ... or audit it: {operator} .venv/bin/cardtable audit {first.table_id}")
+            say(Text(f"  source {env_path}"))
+            say(Text(f"  cardtable replay {first.table_id} --seat 0"))
+            say(Text(f"  cardtable audit {first.table_id}"))
             if exit_after_demo:
                 return 0
         say("serving until Ctrl-C ...")

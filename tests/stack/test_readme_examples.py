@@ -1,0 +1,198 @@
+"""Every shell example in README.md runs as printed, so the README cannot drift from the code.
+
+A newcomer's first hour went on examples that no longer worked (a token signed with a key the
+stack never showed, grpcurl that nothing installed). Each fenced ``sh``/``bash``/``console``
+block is run with bash, ``set -euo pipefail``, in a clean environment, one block after another
+in one working directory (a block may use a file an earlier one wrote), as a reader would in a
+second terminal:
+
+* by default after ``source .run/env``, against a ``cardtable run`` this test starts in a
+  directory of its own (with its demonstration, so ``DEMO_TABLE_ID`` names a finished game);
+* ``<!-- readme-test: own servers ... -->`` on the line before a block: without ``.run/env``,
+  with only ``.venv/bin`` on PATH (the benchmarks start servers of their own);
+* ``<!-- readme-test: skip ... -->``: not run (``make run`` and ``make test`` themselves);
+  the marker says why, and there are few.
+
+Long commands run at the small sizes of :data:`SMALL`: the README's text, replaced by the same
+command with smaller arguments. Each entry must match the README exactly once, so an example
+that changes its arguments fails here until its small form is updated too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.services, pytest.mark.timeout(400)]
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+BIN = Path(sys.executable).parent
+STACK, OWN_SERVERS, SKIP = "stack", "own servers", "skip"
+MARKER = re.compile(r"<!-- readme-test: (skip|own servers)\b[^>]*-->\s*$")
+FENCE = re.compile(r"^```(\w*)\s*$")
+SHELLS = {"sh", "bash", "console"}
+#: README text -> the same command at a size a test can afford (a minute or so in all).
+SMALL = {
+    "--games 1000 --seed 7": "--games 20 --seed 7",
+    "--games 200 --option must_trump=true": "--games 10 --option must_trump=true",
+    "bench-engine --seconds 5": "bench-engine --seconds 0.5",
+    "--games 400 --seed 1": "--games 4 --seed 1 --budget-ms 2",
+    "bench --tables 40,80,160 --seconds 20": (
+        "bench --tables 2 --seconds 1 --raw-seconds 0.5 --no-paced --no-floor --out bench-a"
+    ),
+    "bench --table-path --tables 80,160": (
+        "bench --table-path --tables 2 --seconds 1 --raw-seconds 0.5 --no-paced --no-floor "
+        "--out bench-b"
+    ),
+    "bench --faults": (
+        "bench --faults --rounds 1 --fault-tables 2 --pause-seconds 1 --out bench-c"
+    ),
+    "fuzz --requests 10000": "fuzz --requests 50",
+    "bench-scoring --games 10000": "bench-scoring --games 50 --lag-seconds 0",
+    "bench-floor --tables 40": "bench-floor --tables 2 --seconds 1 --rates 100 --work-us 0",
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One fenced shell block of the README."""
+
+    line: int  # of the opening fence, for the failure message
+    code: str
+    mode: str
+
+
+def readme_examples(text: str) -> list[Example]:
+    """The README's shell blocks in order, each with how it is to be run."""
+    examples: list[Example] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if not opening:
+            index += 1
+            continue
+        end = next(j for j in range(index + 1, len(lines)) if lines[j].startswith("```"))
+        if opening.group(1) in SHELLS:
+            marker = MARKER.match(lines[index - 1]) if index else None
+            body = lines[index + 1 : end]
+            if opening.group(1) == "console":  # commands only, not the output shown
+                body = [line[2:] for line in body if line.startswith("$ ")]
+            mode = marker.group(1) if marker else STACK
+            examples.append(Example(index + 1, "\n".join(body) + "\n", mode))
+        index = end + 1
+    return examples
+
+
+def made_small(examples: list[Example]) -> list[Example]:
+    """The examples with :data:`SMALL` applied, each entry matching exactly once."""
+    runnable = [example for example in examples if example.mode != SKIP]
+    for long in SMALL:
+        found = sum(example.code.count(long) for example in runnable)
+        assert found == 1, f"SMALL's {long!r} matches {found} README examples, not one"
+    small = []
+    for example in runnable:
+        code = example.code
+        for long, short in SMALL.items():
+            code = code.replace(long, short)
+        small.append(Example(example.line, code, example.mode))
+    return small
+
+
+def run_example(example: Example, workdir: Path) -> None:
+    """Run one block with bash in a clean environment; fail with what it printed."""
+    path = f"{BIN}:/usr/local/bin:/usr/bin:/bin" if example.mode == OWN_SERVERS else "/usr/bin:/bin"
+    prologue = "set -euo pipefail\n"
+    if example.mode == STACK:
+        prologue += "source .run/env\n"
+    environment = {"HOME": str(workdir), "PATH": path, "LANG": "C.UTF-8", "COLUMNS": "120"}
+    if "TMPDIR" in os.environ:
+        environment["TMPDIR"] = os.environ["TMPDIR"]
+    started = time.monotonic()
+    finished = subprocess.run(
+        ["bash", "-c", prologue + example.code],
+        cwd=workdir,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert finished.returncode == 0, (
+        f"README.md line {example.line} failed with {finished.returncode} "
+        f"after {time.monotonic() - started:.0f} s:\n{example.code}\n"
+        f"--- stdout\n{finished.stdout[-3000:]}\n--- stderr\n{finished.stderr[-3000:]}"
+    )
+
+
+def test_the_readme_marks_few_blocks_and_every_small_size_matches() -> None:
+    examples = readme_examples(README.read_text(encoding="utf-8"))
+    assert sum(example.mode == SKIP for example in examples) <= 3
+    assert any(example.mode == OWN_SERVERS for example in examples)
+    made_small(examples)
+
+
+def test_the_benchmark_examples_work_on_servers_of_their_own(tmp_path: Path) -> None:
+    for example in made_small(readme_examples(README.read_text(encoding="utf-8"))):
+        if example.mode == OWN_SERVERS:
+            run_example(example, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def stack_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A working directory with a ``cardtable run`` (demonstration played) serving from its
+    ``.run/``; the servers are always the embedded ones, never a NATS_URL of the test run's."""
+    workdir = tmp_path_factory.mktemp("readme")
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in {"NATS_URL", "DATABASE_URL", "TOKEN_SIGNING_KEY", "NATS_USER"}
+        and not name.startswith("NATS_PASSWORD")
+    }
+    output = (workdir / "run-output.txt").open("w")
+    process = subprocess.Popen(
+        [str(BIN / "cardtable"), "run", "--log-dir", ".run/logs"],
+        cwd=workdir,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while "serving until Ctrl-C" not in (workdir / "run-output.txt").read_text():
+            assert process.poll() is None, (workdir / "run-output.txt").read_text()
+            assert time.monotonic() < deadline, (workdir / "run-output.txt").read_text()
+            time.sleep(0.5)
+        yield workdir
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        output.close()
+
+
+def test_the_commands_cardtable_run_prints_run_as_printed(stack_directory: Path) -> None:
+    printed = (stack_directory / "run-output.txt").read_text().splitlines()
+    commands = [line.strip() for line in printed if line.startswith(("  source ", "  cardtable "))]
+    assert commands.count("source .run/env") == 2  # once the services are up, once after the demo
+    assert any(command.startswith("cardtable audit ") for command in commands)
+    run_example(Example(0, "\n".join(commands) + "\n", "printed"), stack_directory)
+
+
+def test_the_readme_examples_work_after_source_run_env(stack_directory: Path) -> None:
+    for example in made_small(readme_examples(README.read_text(encoding="utf-8"))):
+        if example.mode == STACK:
+            run_example(example, stack_directory)
