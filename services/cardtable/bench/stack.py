@@ -8,6 +8,7 @@ so runs never see each other's data; the database is dropped at the end.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 from collections.abc import AsyncIterator, Mapping
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from cardtable.platform.dev_servers import async_dev_servers
 from cardtable.platform.provisioning import create_database, drop_database
-from cardtable.stack.processes import ServiceProcess, start
+from cardtable.stack.processes import ServiceProcess, respawn, start, wait_healthy
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.log_security import LogSecurity
 
@@ -89,6 +90,8 @@ async def system_stack(
             database_url = await create_database(admin_url, "bench")
             stack.push_async_callback(drop_database, admin_url, database_url)
         started: dict[str, ServiceProcess] = {}
+        # Whatever runs under each name at the end is stopped, a restarted service too.
+        stack.callback(_stop_all, started)
         for name in services:
             settings = {
                 "NATS_URL": nats_url,
@@ -102,12 +105,26 @@ async def system_stack(
                 **(extra_settings or {}).get(name, {}),
             }
             log_path = log_dir / f"{name}.log" if log_dir else None
-            service = await start(name, settings, log_path=log_path)
-            stack.callback(service.terminate)
-            started[name] = service
+            started[name] = await start(name, settings, log_path=log_path)
         yield SystemStack(
             nats_url, database_url, prefix, key, TokenCodec(key), started, server_pids
         )
+
+
+def _stop_all(services: dict[str, ServiceProcess]) -> None:
+    """Stop the services, the last started first."""
+    for service in reversed(list(services.values())):
+        service.terminate()
+
+
+async def restart_service(stack: SystemStack, name: str, settings: Mapping[str, str]) -> None:
+    """Stop service ``name`` and start it again on its ports with ``settings`` changed, as a
+    redeployment would; the services that call it find it where it was."""
+    old = stack.services[name]
+    old.terminate()
+    fresh = respawn(dataclasses.replace(old, env={**old.env, **settings}))
+    stack.services[name] = fresh  # stopped at the end even if it never gets healthy
+    await wait_healthy(fresh)
 
 
 def process_tree_cpu_seconds(pid: int) -> float:

@@ -16,6 +16,10 @@ REJECTION_REASONS = {
 }
 
 
+#: The quota checks counted, by the label they are counted under.
+QUOTA_CHECKS = ("mutation_rate", "open_tables_per_player", "watch_streams")
+
+
 class TableMetrics:
     """Moves applied and commands refused, by reason (low-cardinality labels only)."""
 
@@ -26,6 +30,15 @@ class TableMetrics:
             ["limit"],
             registry=registry,
         )
+        quota_checks = Counter(
+            "cardtable_table_quota_checks_total",
+            "Calls checked against a quota, by check (none while quotas are off): beside the "
+            "refusals, the share refused; a benchmark's proof that the checks ran",
+            ["check"],
+            registry=registry,
+        )
+        # Bound once: a mutating call counts its check on the hot path.
+        self._quota_checks = {check: quota_checks.labels(check) for check in QUOTA_CHECKS}
         self.bot_fallback_moves = Counter(
             "cardtable_table_bot_fallback_moves_total",
             "Moves this service made for a computer player's seat that no computer player "
@@ -66,6 +79,10 @@ class TableMetrics:
         else:
             reason = "other"
         self.log_integrity_failures.labels(reason).inc()
+
+    def quota_checked(self, check: str) -> None:
+        """Count one call checked against the quota ``check`` (one of :data:`QUOTA_CHECKS`)."""
+        self._quota_checks[check].inc()
 
     def rejected(self, method: str, error: Exception) -> None:
         self.rejections.labels(method, REJECTION_REASONS.get(type(error).__name__, "other")).inc()

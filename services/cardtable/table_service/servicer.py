@@ -196,12 +196,18 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Spend one of the caller's mutating calls (the bot service, which plays many seats
         under one id, has its own bounds: its seats)."""
         if self._quotas.enabled and not principal.is_bot:
+            self._quota_checked("mutation_rate")
             self._rate.take(principal.player_id)
         return principal
+
+    def _quota_checked(self, check: str) -> None:
+        if self._metrics is not None:
+            self._metrics.quota_checked(check)
 
     def _check_open_tables(self, principal: Principal) -> None:
         if not self._quotas.enabled or self._app.index is None or principal.is_bot:
             return
+        self._quota_checked("open_tables_per_player")
         open_tables = sum(
             1
             for summary in self._app.index.tables(OPEN)
@@ -486,6 +492,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, context: Context, stream: AsyncIterator[Reply]
     ) -> AsyncIterator[Reply]:
         """``stream`` while it holds one of the caller's watch streams (quotas.py)."""
+        if self._quotas.enabled:
+            self._quota_checked("watch_streams")
         try:
             release = self._watches.hold(self._watcher(context))
         except TableError as error:

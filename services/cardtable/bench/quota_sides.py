@@ -1,0 +1,112 @@
+"""Quotas on and off in one benchmark: the table service's settings for each side, what its
+metrics say the quota checks did during a load, and the two sides' CPU per move compared.
+
+The bench's players move far faster than a person (``MACHINE_SPEED_PLAYERS``): on the "on"
+side the per-player rate is that high, so no bench player is refused, but every check still
+runs (the token bucket's arithmetic on each mutating call, the open tables counted at each
+new table, the watch streams counted): the table service counts each check it makes in
+``cardtable_table_quota_checks_total{check}``, which the report shows beside the refusals.
+The "off" side is ``QUOTAS_ENABLED=false``: no check runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cardtable.bench.scrape import sample_sum, scrape_metrics
+from cardtable.table_service.metrics import QUOTA_CHECKS
+
+#: The table service's settings on each side (beside ``MACHINE_SPEED_PLAYERS``, always set).
+SIDES: dict[str, dict[str, str]] = {
+    "on": {"QUOTAS_ENABLED": "true"},
+    "off": {"QUOTAS_ENABLED": "false"},
+}
+CHECKS = "cardtable_table_quota_checks_total"
+REFUSALS = "cardtable_table_quota_refusals_total"
+#: The issue's bound: CPU per move with quotas on at most this share above it with them off.
+MAX_APART = 0.05
+
+
+def parse_sides(text: str) -> tuple[str, ...]:
+    """``"on,off"`` as ``("on", "off")``; each side once, and only sides there are."""
+    sides = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [side for side in sides if side not in SIDES]
+    if unknown or not sides or len(set(sides)) != len(sides):
+        raise ValueError(f"quotas are 'on', 'off' or 'on,off', not {text!r}")
+    return sides
+
+
+def side_order(sides: Sequence[str], load_index: int) -> list[str]:
+    """The sides in turn for the ``load_index``-th load: every other load the other way
+    round, so that neither side is always the one measured later."""
+    return list(sides) if load_index % 2 == 0 else list(reversed(sides))
+
+
+async def quota_counts(metrics_port: int) -> dict[str, float]:
+    """The table service's quota checks by check, and its refusals (all limits), now."""
+    text = await scrape_metrics(metrics_port)
+    counts = {check: sample_sum(text, CHECKS, check=check) for check in QUOTA_CHECKS}
+    counts["refusals"] = sample_sum(text, REFUSALS)
+    return counts
+
+
+def counts_since(before: dict[str, float], after: dict[str, float]) -> dict[str, Any]:
+    """What one load did: ``{"checks": {check: n}, "refusals": n}``."""
+    return {
+        "checks": {check: int(after[check] - before[check]) for check in QUOTA_CHECKS},
+        "refusals": int(after["refusals"] - before["refusals"]),
+    }
+
+
+def cpu_ms_per_move(run: dict[str, Any], process: str | None = None) -> float | None:
+    """CPU ms per move of ``process``, or of every process measured (None without moves);
+    from the CPU seconds, which are rounded less than each process's ms per move."""
+    if not run["moves"]:
+        return None
+    used = run["cpu_seconds"]
+    seconds = sum(used.values()) if process is None else used.get(process)
+    return None if seconds is None else round(seconds * 1000 / run["moves"], 3)
+
+
+def _ratio(on: float | None, off: float | None) -> float | None:
+    return round(on / off, 3) if on and off else None
+
+
+def compare_load(runs: dict[str, dict[str, Any]], order: Sequence[str]) -> dict[str, Any]:
+    """One load measured on each side: CPU per move (all processes, and the table service
+    alone), the ratio on ÷ off, and whether the checks ran on the "on" side without refusing
+    anyone."""
+    sides = {
+        side: {
+            "moves_per_s": run["moves_per_s"],
+            "moves": run["moves"],
+            "errors": run["errors"],
+            "cpu_ms_per_move": cpu_ms_per_move(run),
+            "table_cpu_ms_per_move": cpu_ms_per_move(run, "table"),
+            "quota_checks": run["quota_checks"],
+            "quota_refusals": run["quota_refusals"],
+        }
+        for side, run in runs.items()
+    }
+    comparison: dict[str, Any] = {
+        "tables": next(iter(runs.values()))["tables"],
+        "order": list(order),
+    }
+    comparison.update(sides)
+    if "on" in sides and "off" in sides:
+        on, off = sides["on"], sides["off"]
+        ratio = _ratio(on["cpu_ms_per_move"], off["cpu_ms_per_move"])
+        comparison["cpu_ratio_on_to_off"] = ratio
+        comparison["table_cpu_ratio_on_to_off"] = _ratio(
+            on["table_cpu_ms_per_move"], off["table_cpu_ms_per_move"]
+        )
+        comparison["within_bound"] = ratio is not None and abs(ratio - 1) <= MAX_APART
+    if "on" in sides:
+        checks = sides["on"]["quota_checks"]
+        comparison["checks_ran"] = (
+            checks["mutation_rate"] > 0
+            and checks["open_tables_per_player"] > 0
+            and sides["on"]["quota_refusals"] == 0
+        )
+    return comparison
