@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from cardtable.bench.quota_sides import compare_load, parse_sides, side_order
+from cardtable.bench import quota_sides
+from cardtable.bench.quota_sides import SIDES, compare_load, parse_sides, side_order
 from cardtable.bench.render import render_system_report
 from cardtable.cli.main import main
 
@@ -73,6 +74,40 @@ def test_sides_parse_and_alternate() -> None:
             parse_sides(wrong)
     assert side_order(("on", "off"), 0) == ["on", "off"]
     assert side_order(("on", "off"), 1) == ["off", "on"]
+
+
+async def test_loads_alternate_sides_and_restart_the_table_service_for_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    restarts: list[dict[str, str]] = []
+
+    async def restart(stack: object, name: str, settings: dict[str, str]) -> float:
+        assert name == "table"
+        restarts.append(settings)
+        return 0.5
+
+    monkeypatch.setattr(quota_sides, "restart_service", restart)
+    no_stack: Any = None  # the restarts are faked
+    sides = quota_sides.SideBySide(no_stack, ("on", "off"), lambda _: None)
+    costs = iter([1.02, 1.0, 1.0, 1.08])  # CPU ms per move of the table service, in turn
+
+    async def load() -> dict[str, Any]:
+        return _run(
+            {"table": next(costs)}, ON_CHECKS if restarts[-1] == SIDES["on"] else OFF_CHECKS
+        )
+
+    first = await sides.measure(load, "load")
+    second = await sides.measure(load, "load")
+    enabled = [settings["QUOTAS_ENABLED"] for settings in restarts]
+    assert enabled == ["true", "false", "false", "true"]
+    assert first["quotas"] == second["quotas"] == "on"
+    assert first["table_service_settled_after_s"] == 0.5
+    report = sides.report()
+    assert [load["order"] for load in report["loads"]] == [["on", "off"], ["off", "on"]]
+    assert [load["cpu_ratio_on_to_off"] for load in report["loads"]] == [1.02, 1.08]
+    assert report["cpu_ratio_on_to_off_geometric_mean"] == pytest.approx(
+        (1.02 * 1.08) ** 0.5, abs=0.001
+    )
 
 
 def _run(cpu: dict[str, float], checks: dict[str, int], refusals: int = 0) -> dict[str, Any]:

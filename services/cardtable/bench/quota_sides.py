@@ -11,10 +11,12 @@ The "off" side is ``QUOTAS_ENABLED=false``: no check runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from cardtable.bench.scrape import sample_sum, scrape_metrics
+from cardtable.bench.stack import SystemStack, restart_service
 from cardtable.table_service.metrics import QUOTA_CHECKS
 
 #: The table service's settings on each side (beside ``MACHINE_SPEED_PLAYERS``, always set).
@@ -73,6 +75,50 @@ def _ratio(on: float | None, off: float | None) -> float | None:
     return round(on / off, 3) if on and off else None
 
 
+class SideBySide:
+    """Each load measured on every side in turn, each side on a freshly started table service
+    when there are two; the comparisons so far."""
+
+    def __init__(
+        self, stack: SystemStack, sides: Sequence[str], say: Callable[[str], None]
+    ) -> None:
+        self._stack, self.sides, self._say = stack, tuple(sides), say
+        self.loads: list[dict[str, Any]] = []
+
+    async def measure(
+        self, load: Callable[[], Awaitable[dict[str, Any]]], label: str
+    ) -> dict[str, Any]:
+        """``load`` on each side (its order alternating from one load to the next); the first
+        side's run."""
+        order = side_order(self.sides, len(self.loads))
+        runs = {}
+        for side in order:
+            settled_after = None
+            if len(self.sides) > 1:
+                self._say(f"quotas {side}: starting the table service again ...")
+                settled_after = await restart_service(self._stack, "table", SIDES[side])
+            self._say(f"{label}, quotas {side} ...")
+            runs[side] = await load()
+            runs[side]["quotas"] = side
+            runs[side]["table_service_settled_after_s"] = settled_after
+        self.loads.append(compare_load(runs, order))
+        return runs[self.sides[0]]
+
+    def report(self) -> dict[str, Any]:
+        """The sides, their settings, each load compared, and the ratio over all loads (the
+        geometric mean of the loads' ratios)."""
+        ratios = [load["cpu_ratio_on_to_off"] for load in self.loads]
+        known = [ratio for ratio in ratios if ratio]
+        overall = round(math.prod(known) ** (1 / len(known)), 3) if known else None
+        return {
+            "sides": list(self.sides),
+            "settings": {side: SIDES[side] for side in self.sides},
+            "max_apart": MAX_APART,
+            "loads": self.loads,
+            "cpu_ratio_on_to_off_geometric_mean": overall,
+        }
+
+
 def compare_load(runs: dict[str, dict[str, Any]], order: Sequence[str]) -> dict[str, Any]:
     """One load measured on each side: CPU per move (all processes, and the table service
     alone), the ratio on ÷ off, and whether the checks ran on the "on" side without refusing
@@ -84,13 +130,18 @@ def compare_load(runs: dict[str, dict[str, Any]], order: Sequence[str]) -> dict[
             "errors": run["errors"],
             "cpu_ms_per_move": cpu_ms_per_move(run),
             "table_cpu_ms_per_move": cpu_ms_per_move(run, "table"),
+            "cpu_seconds": run["cpu_seconds"],
+            # from its start until its start-up work was done (None: never, or not restarted)
+            "table_service_settled_after_s": run.get("table_service_settled_after_s"),
             "quota_checks": run["quota_checks"],
             "quota_refusals": run["quota_refusals"],
         }
         for side, run in runs.items()
     }
+    some = next(iter(runs.values()))
     comparison: dict[str, Any] = {
-        "tables": next(iter(runs.values()))["tables"],
+        "tables": some["tables"],
+        "target_moves_per_s": some.get("target_moves_per_s"),
         "order": list(order),
     }
     comparison.update(sides)

@@ -140,7 +140,7 @@ def _quotas_table(report: dict[str, Any]) -> Table | None:
         return None
     table = _numbers_table(
         "CPU ms per move with quotas on and off (each on a freshly started table service)",
-        "tables",
+        "load",
         ("all on", "all off", "on ÷ off"),
         ("table on", "table off", "on ÷ off"),
         ("moves/s on", "moves/s off"),
@@ -148,7 +148,7 @@ def _quotas_table(report: dict[str, Any]) -> Table | None:
     for load in loads:
         on, off = load["on"], load["off"]
         table.add_row(
-            str(load["tables"]),
+            _load_label(load),
             _number(on["cpu_ms_per_move"], 3),
             _number(off["cpu_ms_per_move"], 3),
             _number(load["cpu_ratio_on_to_off"], 3),
@@ -161,18 +161,32 @@ def _quotas_table(report: dict[str, Any]) -> Table | None:
     return table
 
 
+def _load_label(load: dict[str, Any]) -> str:
+    """A load's table count, and the rate it offered if paced."""
+    rate = load.get("target_moves_per_s")
+    tables = f"{load['tables']} tables"
+    return tables if rate is None else f"{tables} at {rate:,.0f}/s"
+
+
+def _within(within: bool) -> tuple[str, str]:
+    return ("within  ", "green") if within else ("APART   ", "red")
+
+
 def _quota_lines(report: dict[str, Any]) -> list[Text]:
     """Per compared load: the ratio against its bound, and the checks the "on" side made;
-    and any load whose players a quota refused (the bench's players are never meant to be)."""
+    the ratio over all of them; and any load whose players a quota refused (the bench's
+    players are never meant to be)."""
     lines = []
-    bound = (report.get("quotas") or {}).get("max_apart", 0.0)
-    for load in _compared_loads(report):
+    quotas = report.get("quotas") or {}
+    bound = quotas.get("max_apart", 0.0)
+    loads = _compared_loads(report)
+    for load in loads:
         within, ran = load["within_bound"], load["checks_ran"]
         checks = load["on"]["quota_checks"]
         lines.append(
             Text.assemble(
-                ("within  " if within else "APART   ", "green" if within else "red"),
-                f"quotas on ÷ off at {load['tables']} tables: CPU per move "
+                _within(within),
+                f"quotas on ÷ off at {_load_label(load)}: CPU per move "
                 f"{_number(load['cpu_ratio_on_to_off'], 3)} (bound {1 + bound:g}); ",
                 (
                     f"with quotas on the checks ran: {checks['mutation_rate']:,} mutating calls, "
@@ -181,6 +195,15 @@ def _quota_lines(report: dict[str, Any]) -> list[Text]:
                     f"{load['on']['quota_refusals']} refused",
                     "" if ran else "red",
                 ),
+            )
+        )
+    overall = quotas.get("cpu_ratio_on_to_off_geometric_mean")
+    if len(loads) > 1 and overall is not None:
+        lines.append(
+            Text.assemble(
+                _within(abs(overall - 1) <= bound),
+                f"quotas on ÷ off over the {len(loads)} loads (geometric mean): CPU per move "
+                f"{overall:.3f} (bound {1 + bound:g})",
             )
         )
     for label, run in _labelled_runs(report):

@@ -7,10 +7,12 @@ so runs never see each other's data; the database is dropped at the end.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
 import secrets
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,14 +119,41 @@ def _stop_all(services: dict[str, ServiceProcess]) -> None:
         service.terminate()
 
 
-async def restart_service(stack: SystemStack, name: str, settings: Mapping[str, str]) -> None:
+async def restart_service(
+    stack: SystemStack, name: str, settings: Mapping[str, str]
+) -> float | None:
     """Stop service ``name`` and start it again on its ports with ``settings`` changed, as a
-    redeployment would; the services that call it find it where it was."""
+    redeployment would; the services that call it find it where it was. Returns once it is
+    healthy and its start-up work is done: the seconds that took (:func:`settled`)."""
     old = stack.services[name]
     old.terminate()
     fresh = respawn(dataclasses.replace(old, env={**old.env, **settings}))
     stack.services[name] = fresh  # stopped at the end even if it never gets healthy
+    started = time.monotonic()
     await wait_healthy(fresh)
+    return await settled(fresh, started)
+
+
+async def settled(
+    service: ServiceProcess,
+    since: float,
+    window_seconds: float = 0.5,
+    limit_seconds: float = 60.0,
+) -> float | None:
+    """Seconds from ``since`` (a ``time.monotonic()``) until ``service`` uses under a tenth
+    of a core over ``window_seconds``; None if it does not within ``limit_seconds``.
+
+    A table service that starts after a load first loads every table the load left running
+    (to know their timers): a load measured meanwhile would count that work, in the table
+    service and in NATS, as its own.
+    """
+    deadline = time.monotonic() + limit_seconds
+    while time.monotonic() < deadline:
+        before = service.cpu_seconds()
+        await asyncio.sleep(window_seconds)
+        if service.cpu_seconds() - before < window_seconds / 10:
+            return round(time.monotonic() - since, 1)
+    return None
 
 
 def process_tree_cpu_seconds(pid: int) -> float:

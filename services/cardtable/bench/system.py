@@ -13,10 +13,10 @@ Last, the move floor (``move_floor``): the same hops with nothing of ours in the
 load's table count and the same offered rates, so that each figure can be read against the
 lowest any implementation could reach on this machine that hour.
 
-``quotas=("on", "off")`` plays each of the ``N`` loads twice, once with the table service's
-quotas on and once off (``quota_sides``), on a freshly started table service each time (the
-rest of the stack stays up), and compares their CPU per move. Every load reports the quota
-checks the table service made and the refusals it gave.
+``quotas=("on", "off")`` plays each load (the paced ones too) twice, once with the table
+service's quotas on and once off (``quota_sides``), on a freshly started table service each
+time (the rest of the stack stays up), and compares their CPU per move. Every load reports the
+quota checks the table service made and the refusals it gave.
 
 ``table_path=True`` runs only what issue #4's targets name: NATS, the rules and table services
 and the clients; no scoring service, PostgreSQL or bots, so no projection lag either.
@@ -29,20 +29,14 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
 from cardtable.bench.move_floor import measure_floor
-from cardtable.bench.quota_sides import (
-    MAX_APART,
-    SIDES,
-    compare_load,
-    counts_since,
-    quota_counts,
-    side_order,
-)
+from cardtable.bench.quota_sides import SIDES, SideBySide, counts_since, quota_counts
 from cardtable.bench.raw_limits import (
     grpc_unary_rate,
     jetstream_append_rate,
@@ -50,13 +44,7 @@ from cardtable.bench.raw_limits import (
     python_speed,
 )
 from cardtable.bench.scrape import histogram_since, scrape_histogram, to_ms
-from cardtable.bench.stack import (
-    SERVICES,
-    SystemStack,
-    process_tree_cpu_seconds,
-    restart_service,
-    system_stack,
-)
+from cardtable.bench.stack import SERVICES, SystemStack, process_tree_cpu_seconds, system_stack
 from cardtable.bench.table_load import LoadResult, run_load
 from cardtable.platform.nats import connect_nats
 from cardtable.scoring_service.database import schema_url
@@ -269,8 +257,8 @@ async def system_bench(
     ``clients``: how the simulated players learn it is their turn (``table_load``).
     ``table_path``: only NATS, rules, table and clients (issue #4's setup).
     ``floor``: measure the move floor too (at saturation, and at the paced rates if paced).
-    ``quotas``: the table service's quotas ``on``, ``off``, or each load on both sides (the
-    first side's runs are the report's runs; the paced runs and the floor use it too).
+    ``quotas``: the table service's quotas ``on``, ``off``, or each load (paced ones too) on
+    both sides; the first side's runs are the report's runs.
     """
     services = TABLE_PATH_SERVICES if table_path else SERVICES
     targets = {
@@ -278,38 +266,29 @@ async def system_bench(
         for key, value in TARGETS.items()
         if not (table_path and key in PROJECTION_TARGETS)
     }
-    first = quotas[0]
     async with system_stack(
-        log_dir, services=services, extra_settings={"table": SIDES[first]}
+        log_dir, services=services, extra_settings={"table": SIDES[quotas[0]]}
     ) as stack:
         raw = await measure_raw_limits(stack, raw_seconds, say)
+        sides = SideBySide(stack, quotas, say)
         runs = []
-        compared = []
-        running = first
-        for index, tables in enumerate(table_counts):
-            by_side = {}
-            order = side_order(quotas, index)
-            for side in order:
-                if len(quotas) > 1:  # each side on a table service of its own
-                    say(f"quotas {side}: starting the table service again ...")
-                    await restart_service(stack, "table", SIDES[side])
-                    running = side
-                say(f"load: {tables} tables for {seconds:g} s, quotas {side} ...")
-                by_side[side] = await measure_load(stack, tables, seconds, clients=clients)
-                by_side[side]["quotas"] = side
-            run = by_side[first]
+        for tables in table_counts:
+            run = await sides.measure(
+                partial(measure_load, stack, tables, seconds, clients=clients),
+                f"load: {tables} tables for {seconds:g} s",
+            )
             run["ratios"] = _ratios(run["moves_per_s"], raw)
             runs.append(run)
-            compared.append(compare_load(by_side, order))
-        if running != first:
-            say(f"quotas {first}: starting the table service again ...")
-            await restart_service(stack, "table", SIDES[first])
         best = max(runs, key=lambda run: run["moves_per_s"])
         paced_runs = []
         if paced:
             for rate in (TARGETS["moves_per_s"], TARGETS["moves_per_s"] / 2):
-                say(f"paced: {best['tables']} tables offering {rate:.0f} moves/s ...")
-                paced_runs.append(await measure_load(stack, best["tables"], seconds, rate, clients))
+                paced_runs.append(
+                    await sides.measure(
+                        partial(measure_load, stack, best["tables"], seconds, rate, clients),
+                        f"paced: {best['tables']} tables offering {rate:.0f} moves/s",
+                    )
+                )
         floor_report = None
         if floor:
             say(f"floor: the same hops with nothing of ours, {best['tables']} tables ...")
@@ -341,12 +320,7 @@ async def system_bench(
             key: met for key, met in targets_met(best, paced_runs).items() if key in targets
         },
         "floor": floor_report,
-        "quotas": {
-            "sides": list(quotas),
-            "settings": {side: SIDES[side] for side in quotas},
-            "max_apart": MAX_APART,
-            "loads": compared,
-        },
+        "quotas": sides.report(),
     }
 
 
