@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from cardtable.bench import quota_sides
-from cardtable.bench.quota_sides import SIDES, compare_load, parse_sides, side_order
+from cardtable.bench.quota_sides import compare_load, parse_sides, side_order
 from cardtable.bench.render import render_system_report
 from cardtable.cli.main import main
 
@@ -76,32 +76,22 @@ def test_sides_parse_and_alternate() -> None:
     assert side_order(("on", "off"), 1) == ["off", "on"]
 
 
-async def test_loads_alternate_sides_and_restart_the_table_service_for_each(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    restarts: list[dict[str, str]] = []
-
-    async def restart(stack: object, name: str, settings: dict[str, str]) -> float:
-        assert name == "table"
-        restarts.append(settings)
-        return 0.5
-
-    monkeypatch.setattr(quota_sides, "restart_service", restart)
-    no_stack: Any = None  # the restarts are faked
-    sides = quota_sides.SideBySide(no_stack, ("on", "off"), lambda _: None)
+async def test_loads_go_to_each_sides_stack_in_turn() -> None:
+    stacks: dict[str, Any] = {"on": object(), "off": object()}  # what the loads are given
+    measured: list[str] = []
     costs = iter([1.02, 1.0, 1.0, 1.08])  # CPU ms per move of the table service, in turn
 
-    async def load() -> dict[str, Any]:
-        return _run(
-            {"table": next(costs)}, ON_CHECKS if restarts[-1] == SIDES["on"] else OFF_CHECKS
-        )
+    async def load(stack: Any) -> dict[str, Any]:
+        side = next(side for side, its in stacks.items() if its is stack)
+        measured.append(side)
+        return _run({"table": next(costs)}, ON_CHECKS if side == "on" else OFF_CHECKS)
 
+    sides = quota_sides.SideBySide(stacks, lambda _: None)
     first = await sides.measure(load, "load")
     second = await sides.measure(load, "load")
-    enabled = [settings["QUOTAS_ENABLED"] for settings in restarts]
-    assert enabled == ["true", "false", "false", "true"]
+
+    assert measured == ["on", "off", "off", "on"]
     assert first["quotas"] == second["quotas"] == "on"
-    assert first["table_service_settled_after_s"] == 0.5
     report = sides.report()
     assert [load["order"] for load in report["loads"]] == [["on", "off"], ["off", "on"]]
     assert [load["cpu_ratio_on_to_off"] for load in report["loads"]] == [1.02, 1.08]

@@ -7,19 +7,16 @@ so runs never see each other's data; the database is dropped at the end.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import dataclasses
 import os
 import secrets
-import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cardtable.platform.dev_servers import async_dev_servers
 from cardtable.platform.provisioning import create_database, drop_database
-from cardtable.stack.processes import ServiceProcess, respawn, start, wait_healthy
+from cardtable.stack.processes import ServiceProcess, start
 from cardtable.table_service.auth import TokenCodec
 from cardtable.table_service.log_security import LogSecurity
 
@@ -92,8 +89,6 @@ async def system_stack(
             database_url = await create_database(admin_url, "bench")
             stack.push_async_callback(drop_database, admin_url, database_url)
         started: dict[str, ServiceProcess] = {}
-        # Whatever runs under each name at the end is stopped, a restarted service too.
-        stack.callback(_stop_all, started)
         for name in services:
             settings = {
                 "NATS_URL": nats_url,
@@ -107,53 +102,12 @@ async def system_stack(
                 **(extra_settings or {}).get(name, {}),
             }
             log_path = log_dir / f"{name}.log" if log_dir else None
-            started[name] = await start(name, settings, log_path=log_path)
+            service = await start(name, settings, log_path=log_path)
+            stack.callback(service.terminate)
+            started[name] = service
         yield SystemStack(
             nats_url, database_url, prefix, key, TokenCodec(key), started, server_pids
         )
-
-
-def _stop_all(services: dict[str, ServiceProcess]) -> None:
-    """Stop the services, the last started first."""
-    for service in reversed(list(services.values())):
-        service.terminate()
-
-
-async def restart_service(
-    stack: SystemStack, name: str, settings: Mapping[str, str]
-) -> float | None:
-    """Stop service ``name`` and start it again on its ports with ``settings`` changed, as a
-    redeployment would; the services that call it find it where it was. Returns once it is
-    healthy and its start-up work is done: the seconds that took (:func:`settled`)."""
-    old = stack.services[name]
-    old.terminate()
-    fresh = respawn(dataclasses.replace(old, env={**old.env, **settings}))
-    stack.services[name] = fresh  # stopped at the end even if it never gets healthy
-    started = time.monotonic()
-    await wait_healthy(fresh)
-    return await settled(fresh, started)
-
-
-async def settled(
-    service: ServiceProcess,
-    since: float,
-    window_seconds: float = 0.5,
-    limit_seconds: float = 60.0,
-) -> float | None:
-    """Seconds from ``since`` (a ``time.monotonic()``) until ``service`` uses under a tenth
-    of a core over ``window_seconds``; None if it does not within ``limit_seconds``.
-
-    A table service that starts after a load first loads every table the load left running
-    (to know their timers): a load measured meanwhile would count that work, in the table
-    service and in NATS, as its own.
-    """
-    deadline = time.monotonic() + limit_seconds
-    while time.monotonic() < deadline:
-        before = service.cpu_seconds()
-        await asyncio.sleep(window_seconds)
-        if service.cpu_seconds() - before < window_seconds / 10:
-            return round(time.monotonic() - since, 1)
-    return None
 
 
 def process_tree_cpu_seconds(pid: int) -> float:

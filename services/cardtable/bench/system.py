@@ -14,9 +14,9 @@ load's table count and the same offered rates, so that each figure can be read a
 lowest any implementation could reach on this machine that hour.
 
 ``quotas=("on", "off")`` plays each load (the paced ones too) twice, once with the table
-service's quotas on and once off (``quota_sides``), on a freshly started table service each
-time (the rest of the stack stays up), and compares their CPU per move. Every load reports the
-quota checks the table service made and the refusals it gave.
+service's quotas on and once off (``quota_sides``), each side on a stack of its own, and
+compares their CPU per move. Every load reports the quota checks the table service made and
+the refusals it gave.
 
 ``table_path=True`` runs only what issue #4's targets name: NATS, the rules and table services
 and the clients; no scoring service, PostgreSQL or bots, so no projection lag either.
@@ -25,6 +25,7 @@ and the clients; no scoring service, PostgreSQL or bots, so no projection lag ei
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import platform
 import time
@@ -266,15 +267,25 @@ async def system_bench(
         for key, value in TARGETS.items()
         if not (table_path and key in PROJECTION_TARGETS)
     }
-    async with system_stack(
-        log_dir, services=services, extra_settings={"table": SIDES[quotas[0]]}
-    ) as stack:
+    async with contextlib.AsyncExitStack() as running:
+        stacks = {}
+        for side in quotas:
+            if len(quotas) > 1:
+                say(f"starting a stack with quotas {side} ...")
+            stacks[side] = await running.enter_async_context(
+                system_stack(
+                    _side_log_dir(log_dir, side, len(quotas)),
+                    services=services,
+                    extra_settings={"table": SIDES[side]},
+                )
+            )
+        stack = stacks[quotas[0]]
         raw = await measure_raw_limits(stack, raw_seconds, say)
-        sides = SideBySide(stack, quotas, say)
+        sides = SideBySide(stacks, say)
         runs = []
         for tables in table_counts:
             run = await sides.measure(
-                partial(measure_load, stack, tables, seconds, clients=clients),
+                partial(measure_load, tables=tables, seconds=seconds, clients=clients),
                 f"load: {tables} tables for {seconds:g} s",
             )
             run["ratios"] = _ratios(run["moves_per_s"], raw)
@@ -285,7 +296,13 @@ async def system_bench(
             for rate in (TARGETS["moves_per_s"], TARGETS["moves_per_s"] / 2):
                 paced_runs.append(
                     await sides.measure(
-                        partial(measure_load, stack, best["tables"], seconds, rate, clients),
+                        partial(
+                            measure_load,
+                            tables=best["tables"],
+                            seconds=seconds,
+                            target_moves_per_s=rate,
+                            clients=clients,
+                        ),
                         f"paced: {best['tables']} tables offering {rate:.0f} moves/s",
                     )
                 )
@@ -322,6 +339,14 @@ async def system_bench(
         "floor": floor_report,
         "quotas": sides.report(),
     }
+
+
+def _side_log_dir(log_dir: Path | None, side: str, sides: int) -> Path | None:
+    """Where a side's services write their logs: a folder each when there are two sides."""
+    if log_dir is None or sides == 1:
+        return log_dir
+    (log_dir / f"quotas-{side}").mkdir(parents=True, exist_ok=True)
+    return log_dir / f"quotas-{side}"
 
 
 #: The targets the floor is judged against: it moves, it projects nothing.
