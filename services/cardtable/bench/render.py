@@ -139,7 +139,7 @@ def _quotas_table(report: dict[str, Any]) -> Table | None:
     if not loads:
         return None
     table = _numbers_table(
-        "CPU ms per move with quotas on and off (each on a freshly started table service)",
+        "CPU ms per move with quotas on and off (each side on a stack of its own)",
         "load",
         ("all on", "all off", "on ÷ off"),
         ("table on", "table off", "on ÷ off"),
