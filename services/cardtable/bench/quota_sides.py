@@ -31,7 +31,7 @@ SIDES: dict[str, dict[str, str]] = {
 }
 CHECKS = "cardtable_table_quota_checks_total"
 REFUSALS = "cardtable_table_quota_refusals_total"
-#: The issue's bound: CPU per move with quotas on at most this share above it with them off.
+#: The issue's bound: CPU per move with quotas on and off at most this share apart.
 MAX_APART = 0.05
 
 
