@@ -33,6 +33,7 @@ async def test_a_thousand_hostile_requests_are_all_refused_properly() -> None:
     assert report.events_appended_by_hostile == 0
     assert report.legitimate_failures == []
     assert {kind.name for kind in KINDS} <= set(report.kinds)
+    assert report.calls > report.requests  # the floods' calls are each judged too
     # the rules' per-move calls and the table's GetTable and MakeMove are tried on their unary
     # methods and inside their service's Pipeline
     for method in (

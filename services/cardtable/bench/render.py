@@ -108,9 +108,13 @@ def render_system_report(report: dict[str, Any]) -> Group:
         limits.add_row("machine speed: Python loop, M steps/CPU s", _number(speed, 1), "")
 
     tables: list[Table] = [loads, cpu, cpu_seconds, limits]
+    compared = _quotas_table(report)
+    if compared is not None:
+        tables.append(compared)
     if report.get("floor"):
         tables.append(_floor_table(report))
     lines = [_verdict(report, key) for key in report["targets"]]
+    lines.extend(_quota_lines(report))
     services = report.get("services")
     note = Text(
         "move latency is measured by the clients; projection lag comes from the scoring "
@@ -119,6 +123,95 @@ def render_system_report(report: dict[str, Any]) -> Group:
         style="dim",
     )
     return Group(*tables, *lines, note)
+
+
+def _compared_loads(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The loads measured with quotas on and off (none in reports from before the option)."""
+    quotas = report.get("quotas") or {}
+    if len(quotas.get("sides", [])) < 2:
+        return []
+    return list(quotas["loads"])
+
+
+def _quotas_table(report: dict[str, Any]) -> Table | None:
+    """CPU per move with quotas on and off, side by side, per load; None if not compared."""
+    loads = _compared_loads(report)
+    if not loads:
+        return None
+    table = _numbers_table(
+        "CPU ms per move with quotas on and off (each side on a stack of its own)",
+        "load",
+        ("all on", "all off", "on ÷ off"),
+        ("table on", "table off", "on ÷ off"),
+        ("moves/s on", "moves/s off"),
+    )
+    for load in loads:
+        on, off = load["on"], load["off"]
+        table.add_row(
+            _load_label(load),
+            _number(on["cpu_ms_per_move"], 3),
+            _number(off["cpu_ms_per_move"], 3),
+            _number(load["cpu_ratio_on_to_off"], 3),
+            _number(on["table_cpu_ms_per_move"], 3),
+            _number(off["table_cpu_ms_per_move"], 3),
+            _number(load["table_cpu_ratio_on_to_off"], 3),
+            f"{on['moves_per_s']:,.0f}",
+            f"{off['moves_per_s']:,.0f}",
+        )
+    return table
+
+
+def _load_label(load: dict[str, Any]) -> str:
+    """A load's table count, and the rate it offered if paced."""
+    rate = load.get("target_moves_per_s")
+    tables = f"{load['tables']} tables"
+    return tables if rate is None else f"{tables} at {rate:,.0f}/s"
+
+
+def _within(within: bool) -> tuple[str, str]:
+    return ("within  ", "green") if within else ("APART   ", "red")
+
+
+def _quota_lines(report: dict[str, Any]) -> list[Text]:
+    """Per compared load: the ratio against its bound, and the checks the "on" side made;
+    the ratio over all of them; and any load whose players a quota refused (the bench's
+    players are never meant to be)."""
+    lines = []
+    quotas = report.get("quotas") or {}
+    bound = quotas.get("max_apart", 0.0)
+    loads = _compared_loads(report)
+    for load in loads:
+        within, ran = load["within_bound"], load["checks_ran"]
+        checks = load["on"]["quota_checks"]
+        lines.append(
+            Text.assemble(
+                _within(within),
+                f"quotas on ÷ off at {_load_label(load)}: CPU per move "
+                f"{_number(load['cpu_ratio_on_to_off'], 3)} (bound {1 + bound:g}); ",
+                (
+                    f"with quotas on the checks ran: {checks['mutation_rate']:,} mutating calls, "
+                    f"{checks['open_tables_per_player']:,} new tables, "
+                    f"{checks['watch_streams']:,} watch streams, "
+                    f"{load['on']['quota_refusals']} refused",
+                    "" if ran else "red",
+                ),
+            )
+        )
+    overall = quotas.get("cpu_ratio_on_to_off_geometric_mean")
+    if len(loads) > 1 and overall is not None:
+        lines.append(
+            Text.assemble(
+                _within(abs(overall - 1) <= bound),
+                f"quotas on ÷ off over the {len(loads)} loads (geometric mean): CPU per move "
+                f"{overall:.3f} (bound {1 + bound:g})",
+            )
+        )
+    for label, run in _labelled_runs(report):
+        if run.get("quota_refusals"):
+            lines.append(
+                Text(f"{run['quota_refusals']} calls refused by quotas at {label}", style="red")
+            )
+    return lines
 
 
 #: Where each target is judged, and the figure compared with it.

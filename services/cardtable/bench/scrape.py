@@ -89,15 +89,32 @@ def parse_histogram(text: str, name: str) -> HistogramSnapshot:
     return HistogramSnapshot((), ())
 
 
-async def scrape_histogram(metrics_port: int, name: str) -> HistogramSnapshot:
-    """Fetch ``/metrics`` on loopback and parse one histogram from it."""
+async def scrape_metrics(metrics_port: int) -> str:
+    """Fetch ``/metrics`` on loopback: the Prometheus text exposition."""
 
     def fetch() -> str:
         url = f"http://127.0.0.1:{metrics_port}/metrics"
         with urllib.request.urlopen(url, timeout=5) as response:
             return bytes(response.read()).decode()
 
-    return parse_histogram(await asyncio.to_thread(fetch), name)
+    return await asyncio.to_thread(fetch)
+
+
+async def scrape_histogram(metrics_port: int, name: str) -> HistogramSnapshot:
+    """Fetch ``/metrics`` on loopback and parse one histogram from it."""
+    return parse_histogram(await scrape_metrics(metrics_port), name)
+
+
+def sample_sum(text: str, sample: str, **labels: str) -> float:
+    """The sum of the samples named ``sample`` (``..._total`` for a counter) whose labels
+    include ``labels``, in a Prometheus text exposition; 0 when there are none."""
+    return sum(
+        value.value
+        for family in text_string_to_metric_families(text)
+        for value in family.samples
+        if value.name == sample
+        and all(value.labels.get(key) == wanted for key, wanted in labels.items())
+    )
 
 
 async def histogram_since(

@@ -13,6 +13,11 @@ Last, the move floor (``move_floor``): the same hops with nothing of ours in the
 load's table count and the same offered rates, so that each figure can be read against the
 lowest any implementation could reach on this machine that hour.
 
+``quotas=("on", "off")`` plays each load (the paced ones too) twice, once with the table
+service's quotas on and once off (``quota_sides``), each side on a stack of its own, and
+compares their CPU per move. Every load reports the quota checks the table service made and
+the refusals it gave.
+
 ``table_path=True`` runs only what issue #4's targets name: NATS, the rules and table services
 and the clients; no scoring service, PostgreSQL or bots, so no projection lag either.
 """
@@ -20,16 +25,19 @@ and the clients; no scoring service, PostgreSQL or bots, so no projection lag ei
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
 from cardtable.bench.move_floor import measure_floor
+from cardtable.bench.quota_sides import SIDES, SideBySide, counts_since, quota_counts
 from cardtable.bench.raw_limits import (
     grpc_unary_rate,
     jetstream_append_rate,
@@ -167,6 +175,7 @@ async def measure_load(
     scoring = stack.services.get("scoring")
     lag_before = await scrape_histogram(scoring.metrics_port, LAG_HISTOGRAM) if scoring else None
     sequence_before = await last_sequence(stack)
+    quotas_before = await quota_counts(stack.services["table"].metrics_port)
     cpu = CpuMeter(stack)
     result: LoadResult = await run_load(
         stack.table_address,
@@ -178,6 +187,7 @@ async def measure_load(
         on_warmed_up=cpu.restart,
     )
     cpu_used = cpu.used()
+    quotas = counts_since(quotas_before, await quota_counts(stack.services["table"].metrics_port))
     if scoring is None or lag_before is None:  # the table path alone: nothing projects
         appended = await last_sequence(stack) - sequence_before
         projection: dict[str, Any] = dict.fromkeys(PROJECTION_FIGURES)
@@ -196,6 +206,8 @@ async def measure_load(
         "target_moves_per_s": target_moves_per_s,
         **projection,
         "appended_batches": appended,
+        "quota_checks": quotas["checks"],
+        "quota_refusals": quotas["refusals"],
         "cpu_seconds": cpu_used,
         "cpu_ms_per_move": {
             name: round(used * 1000 / result.moves, 2) if result.moves else None
@@ -239,12 +251,15 @@ async def system_bench(
     clients: str = "pipeline",
     table_path: bool = False,
     floor: bool = True,
+    quotas: Sequence[str] = ("on",),
 ) -> dict[str, Any]:
     """The whole benchmark; a JSON-able report (see the module docstring).
 
     ``clients``: how the simulated players learn it is their turn (``table_load``).
     ``table_path``: only NATS, rules, table and clients (issue #4's setup).
     ``floor``: measure the move floor too (at saturation, and at the paced rates if paced).
+    ``quotas``: the table service's quotas ``on``, ``off``, or each load (paced ones too) on
+    both sides; the first side's runs are the report's runs.
     """
     services = TABLE_PATH_SERVICES if table_path else SERVICES
     targets = {
@@ -252,20 +267,45 @@ async def system_bench(
         for key, value in TARGETS.items()
         if not (table_path and key in PROJECTION_TARGETS)
     }
-    async with system_stack(log_dir, services=services) as stack:
+    async with contextlib.AsyncExitStack() as running:
+        stacks = {}
+        for side in quotas:
+            if len(quotas) > 1:
+                say(f"starting a stack with quotas {side} ...")
+            stacks[side] = await running.enter_async_context(
+                system_stack(
+                    _side_log_dir(log_dir, side, len(quotas)),
+                    services=services,
+                    extra_settings={"table": SIDES[side]},
+                )
+            )
+        stack = stacks[quotas[0]]
         raw = await measure_raw_limits(stack, raw_seconds, say)
+        sides = SideBySide(stacks, say)
         runs = []
         for tables in table_counts:
-            say(f"load: {tables} tables for {seconds:g} s ...")
-            run = await measure_load(stack, tables, seconds, clients=clients)
+            run = await sides.measure(
+                partial(measure_load, tables=tables, seconds=seconds, clients=clients),
+                f"load: {tables} tables for {seconds:g} s",
+            )
             run["ratios"] = _ratios(run["moves_per_s"], raw)
             runs.append(run)
         best = max(runs, key=lambda run: run["moves_per_s"])
         paced_runs = []
         if paced:
             for rate in (TARGETS["moves_per_s"], TARGETS["moves_per_s"] / 2):
-                say(f"paced: {best['tables']} tables offering {rate:.0f} moves/s ...")
-                paced_runs.append(await measure_load(stack, best["tables"], seconds, rate, clients))
+                paced_runs.append(
+                    await sides.measure(
+                        partial(
+                            measure_load,
+                            tables=best["tables"],
+                            seconds=seconds,
+                            target_moves_per_s=rate,
+                            clients=clients,
+                        ),
+                        f"paced: {best['tables']} tables offering {rate:.0f} moves/s",
+                    )
+                )
         floor_report = None
         if floor:
             say(f"floor: the same hops with nothing of ours, {best['tables']} tables ...")
@@ -297,7 +337,16 @@ async def system_bench(
             key: met for key, met in targets_met(best, paced_runs).items() if key in targets
         },
         "floor": floor_report,
+        "quotas": sides.report(),
     }
+
+
+def _side_log_dir(log_dir: Path | None, side: str, sides: int) -> Path | None:
+    """Where a side's services write their logs: a folder each when there are two sides."""
+    if log_dir is None or sides == 1:
+        return log_dir
+    (log_dir / f"quotas-{side}").mkdir(parents=True, exist_ok=True)
+    return log_dir / f"quotas-{side}"
 
 
 #: The targets the floor is judged against: it moves, it projects nothing.

@@ -478,11 +478,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.faults:
         return _bench_faults(args)
     from cardtable.bench.chart import draw_chart
+    from cardtable.bench.quota_sides import parse_sides
     from cardtable.bench.render import render_system_report
     from cardtable.bench.system import system_bench
 
     console = _console()
     counts = [int(count) for count in args.tables.split(",") if count.strip()]
+    try:
+        quotas = parse_sides(args.quotas)
+    except ValueError as error:
+        console.print(f"[red]{error}[/red]")
+        return 2
     with garbage_collector_tuned():  # the clients' pauses would count as move latency
         report = run_async(
             system_bench(
@@ -494,6 +500,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 clients=args.clients,
                 table_path=args.table_path,
                 floor=not args.no_floor,
+                quotas=quotas,
             )
         )
     console.print(render_system_report(report))
@@ -755,6 +762,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "skip the move floor: the same hops as a move (client, table, rules, JetStream) "
             "with nothing of ours in them, measured at the best load's tables and rates"
+        ),
+    )
+    system_bench_parser.add_argument(
+        "--quotas",
+        default="on",
+        help=(
+            "the table service's quotas: on, off, or on,off to play each load on both sides "
+            "(a freshly started table service each) and compare their CPU per move"
         ),
     )
     system_bench_parser.add_argument("--out", default="bench-results", help="directory")

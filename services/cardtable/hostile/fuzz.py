@@ -5,113 +5,57 @@ one says exactly what that request appended: the harness is the only writer on i
 (its tables have no timers and no computer players). Legal moves are made between hostile
 requests so games move through their phases; what they append is counted apart. After every
 batch both services must answer their health check SERVING.
+
+Floods (``floods``) go to a table-service replica of their own on the same log, whose quotas
+they pass; the other kinds' replica lifts the per-player rate, so that their players, whose
+seats they target many times a second, are never throttled into answers their kinds do not
+expect (``flood_replica``).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.js import JetStreamContext
 
-from cardtable.hostile.calls import RULES_SERVICE, TABLE_SERVICE, HostileRequest, Material
+from cardtable.hostile.calls import RULES_SERVICE, HostileRequest, Material
+from cardtable.hostile.flood_replica import FloodReplica
+from cardtable.hostile.floods import FLOODS, Flooding
 from cardtable.hostile.kinds import KINDS
 from cardtable.hostile.report import FuzzReport
 from cardtable.hostile.requests import generators
 from cardtable.hostile.rules_states import collect_states
 from cardtable.hostile.scene import Scene
+from cardtable.hostile.wire import send, serving
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
 from cardtable.table_service.auth import TokenCodec
-from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
-from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+from cardtable_api.rules.v1 import rules_pb2_grpc
+from cardtable_api.table.v1 import table_pb2_grpc
 
-CALL_TIMEOUT_SECONDS = 20.0
-_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 #: One legal move after this many hostile requests.
 HOSTILE_PER_LEGAL_MOVE = 3
 #: Health is checked after each batch of this many requests.
 BATCH = 50
-#: What each service's ``Pipeline`` answers with.
-PIPELINE_RESPONSES: dict[
-    str, type[rules_pb2.PipelineResponse] | type[table_pb2.PipelineResponse]
-] = {
-    RULES_SERVICE: rules_pb2.PipelineResponse,
-    TABLE_SERVICE: table_pb2.PipelineResponse,
-}
 
 Progress = Callable[[int, int], None]
 Liveness = Callable[[], list[str]]
 
 
-async def send(channel: grpc.aio.Channel, request: HostileRequest) -> tuple[grpc.StatusCode, str]:
-    """The status code and details of one raw call (a stream's first message means OK)."""
-    try:
-        if request.pipelined:
-            return await _send_pipelined(channel, request)
-        if request.streaming:
-            call = channel.unary_stream(request.path, None, None)(
-                request.payload, metadata=request.metadata, timeout=CALL_TIMEOUT_SECONDS
-            )
-            try:
-                async for _ in call:
-                    break
-            finally:
-                call.cancel()
-        else:
-            await channel.unary_unary(request.path, None, None)(
-                request.payload, metadata=request.metadata, timeout=CALL_TIMEOUT_SECONDS
-            )
-    except grpc.aio.AioRpcError as error:
-        return error.code(), error.details() or ""
-    return grpc.StatusCode.OK, ""
-
-
-async def _send_pipelined(
-    channel: grpc.aio.Channel, request: HostileRequest
-) -> tuple[grpc.StatusCode, str]:
-    """One ``Pipeline`` message; its call's status is the status of its reply."""
-    call = channel.stream_stream(request.path, None, None)(  # type: ignore[call-arg]
-        metadata=request.metadata, timeout=CALL_TIMEOUT_SECONDS
-    )
-    try:
-        await call.write(request.payload)
-        await call.done_writing()
-        answer = await call.read()
-        if not isinstance(answer, bytes):  # grpc.aio.EOF: the stream ended without a reply
-            return await call.code(), await call.details()
-    finally:
-        call.cancel()
-    replies = PIPELINE_RESPONSES[request.service].FromString(answer).replies
-    if len(replies) != 1:
-        return grpc.StatusCode.INTERNAL, f"{len(replies)} replies to one call"
-    if replies[0].HasField("failed"):
-        failed = replies[0].failed
-        return _STATUS_CODES.get(failed.code, grpc.StatusCode.UNKNOWN), failed.message
-    return grpc.StatusCode.OK, ""
-
-
-async def serving(channel: grpc.aio.Channel) -> str | None:
-    """None when the server answers SERVING, else what went wrong."""
-    try:
-        reply = await health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(), timeout=5
-        )
-    except grpc.aio.AioRpcError as error:
-        return f"health check failed: {error.code().name} {error.details()}"
-    if reply.status != health_pb2.HealthCheckResponse.SERVING:
-        return f"health status {health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)}"
-    return None
-
-
-def schedule(requests: int, rng: random.Random) -> list[str]:
-    """Each kind once (so every kind is tried), then kinds drawn by weight."""
-    names = [kind.name for kind in KINDS][:requests]
-    weights = [kind.weight for kind in KINDS]
-    drawn = rng.choices([kind.name for kind in KINDS], weights, k=requests - len(names))
+def schedule(
+    requests: int, rng: random.Random, only: Collection[str] | None = None, floods: bool = True
+) -> list[str]:
+    """Each kind once (so every kind is tried), then kinds drawn by weight; ``only`` these
+    kinds when given, and the flood kinds only with ``floods`` (they need the flood replica)."""
+    kinds = [
+        kind for kind in KINDS if (only is None or kind.name in only) and (floods or not kind.flood)
+    ]
+    names = [kind.name for kind in kinds][:requests]
+    weights = [kind.weight for kind in kinds]
+    drawn = rng.choices([kind.name for kind in kinds], weights, k=requests - len(names))
     return [*names, *drawn]
 
 
@@ -126,10 +70,12 @@ class _Fuzzer:
         stream: str,
         report: FuzzReport,
         liveness: Liveness | None,
+        flood_address: str | None,
     ) -> None:
         self.addresses = {"table": table_address, "rules": rules_address}
         self.table = grpc.aio.insecure_channel(table_address)
         self.rules = grpc.aio.insecure_channel(rules_address)
+        self.flood_channel = grpc.aio.insecure_channel(flood_address) if flood_address else None
         self._js = jetstream
         self._stream = stream
         self.report = report
@@ -138,6 +84,8 @@ class _Fuzzer:
     async def close(self) -> None:
         await self.table.close(None)
         await self.rules.close(None)
+        if self.flood_channel is not None:
+            await self.flood_channel.close(None)
 
     async def last_sequence(self) -> int:
         info = await self._js.stream_info(self._stream)
@@ -148,12 +96,16 @@ class _Fuzzer:
         if request.own_channel:
             address = self.addresses["rules" if request.service == RULES_SERVICE else "table"]
             async with grpc.aio.insecure_channel(address) as channel:
-                code, details = await send(channel, request)
+                answer = await send(channel, request)
         else:
             channel = self.rules if request.service == RULES_SERVICE else self.table
-            code, details = await send(channel, request)
+            answer = await send(channel, request)
         appended = await self.last_sequence() - before
-        self.report.record(request.kind, request.label, code, details, appended)
+        self.report.record(request.kind, request.label, answer.code, answer.details, appended)
+
+    async def flood(self, kind: str, flooding: Flooding) -> None:
+        """One flood, each of its calls judged (it measures what they appended itself)."""
+        self.report.record_flood(kind, await FLOODS[kind](flooding))
 
     async def legal_move(self, scene: Scene) -> None:
         before = await self.last_sequence()
@@ -166,7 +118,10 @@ class _Fuzzer:
 
     async def check_health(self, after: int) -> None:
         self.report.health_checks += 1
-        for name, channel in (("table", self.table), ("rules", self.rules)):
+        channels = [("table", self.table), ("rules", self.rules)]
+        if self.flood_channel is not None:
+            channels.append(("flood table replica", self.flood_channel))
+        for name, channel in channels:
             problem = await serving(channel)
             if problem:
                 self.report.crashes.append(f"{name} after {after} requests: {problem}")
@@ -184,12 +139,15 @@ async def run_fuzz(
     seed: int,
     progress: Progress | None = None,
     liveness: Liveness | None = None,
+    flood_replica: FloodReplica | None = None,
+    kinds: Collection[str] | None = None,
 ) -> FuzzReport:
     """Send ``requests`` hostile requests (kinds drawn from ``seed``) and judge each answer.
 
     ``event_prefix`` and ``signing_key`` are the table service's ``EVENT_PREFIX`` and
     ``TOKEN_SIGNING_KEY``; nothing else may write to that stream during the run.
     ``liveness`` names dead service processes, when the caller owns them.
+    ``flood_replica``: where floods go (none are sent without it). ``kinds``: only these.
     """
     rng = random.Random(seed)
     report = FuzzReport(seed=seed)
@@ -201,6 +159,7 @@ async def run_fuzz(
         LogNames.from_prefix(event_prefix).stream,
         report,
         liveness,
+        flood_replica.address if flood_replica else None,
     )
     try:
         scene = Scene(table_pb2_grpc.TableServiceStub(fuzzer.table), TokenCodec(signing_key), rng)
@@ -208,9 +167,17 @@ async def run_fuzz(
         states = await collect_states(rules_pb2_grpc.RulesServiceStub(fuzzer.rules), rng)
         material = Material(scene, states, signing_key, rng)
         makers = generators()
+        flooding = None
+        if fuzzer.flood_channel is not None and flood_replica is not None:
+            flooding = Flooding(
+                fuzzer.flood_channel, flood_replica, scene, fuzzer.last_sequence, rng
+            )
         started = time.perf_counter()
-        for done, kind in enumerate(schedule(requests, rng), start=1):
-            await fuzzer.hostile(await makers[kind](material))
+        for done, kind in enumerate(schedule(requests, rng, kinds, floods=bool(flooding)), start=1):
+            if flooding is not None and kind in FLOODS:
+                await fuzzer.flood(kind, flooding)
+            else:
+                await fuzzer.hostile(await makers[kind](material))
             if done % HOSTILE_PER_LEGAL_MOVE == 0:
                 await fuzzer.legal_move(scene)
             if done % BATCH == 0 or done == requests:

@@ -4,6 +4,10 @@ A kind's expected set is what a correct service may answer, never "anything but 
 UNKNOWN, INTERNAL and UNAVAILABLE are never expected, and OK only where a hostile request is
 still a valid one (a replayed command is answered from the log; a tampered snapshot that stays
 consistent is just another game state to a stateless rules service).
+
+A flood is one request made of many calls, past one of the table service's quotas
+(``floods``): its calls within the quota get what such a call gets, the rest
+RESOURCE_EXHAUSTED; what else each refusal must carry, the flood itself checks.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class Kind:
     #: Relative frequency in a run; expensive kinds (megabytes per request) are rarer.
     weight: int
     description: str
+    #: Many calls past a quota, sent to the replica that floods go to (``flood_replica``).
+    flood: bool = False
 
 
 KINDS: tuple[Kind, ...] = (
@@ -72,7 +78,50 @@ KINDS: tuple[Kind, ...] = (
         "real game states with one value changed",
     ),
     Kind("rules_malformed", frozenset({INVALID, PRECONDITION}), 5, "bad games, decks, inputs"),
+    Kind(
+        "mutation_flood",
+        frozenset({DENIED, EXHAUSTED}),
+        1,
+        "one player's moves at another's seat, in bursts past the token bucket",
+        flood=True,
+    ),
+    Kind(
+        "open_tables_flood",
+        frozenset({OK, EXHAUSTED}),
+        1,
+        "one player creating tables past the open tables allowed",
+        flood=True,
+    ),
+    Kind(
+        "seats_flood",
+        frozenset({OK, EXHAUSTED}),
+        1,
+        "one player taking seats at others' tables past the seats allowed",
+        flood=True,
+    ),
+    Kind(
+        "player_watch_flood",
+        frozenset({OK, EXHAUSTED}),
+        1,
+        "one player's watch streams past the per-player limit",
+        flood=True,
+    ),
+    Kind(
+        "anonymous_watch_flood",
+        frozenset({OK, EXHAUSTED}),
+        1,
+        "watch streams without a token past the replica's anonymous cap",
+        flood=True,
+    ),
+    Kind(
+        "replica_watch_flood",
+        frozenset({OK, EXHAUSTED}),
+        1,
+        "players' watch streams past the replica's cap",
+        flood=True,
+    ),
 )
+FLOOD_KINDS = tuple(kind for kind in KINDS if kind.flood)
 KINDS_BY_NAME = {kind.name: kind for kind in KINDS}
 #: Answers that mean the server failed, whatever the request was.
 NEVER_EXPECTED = frozenset(

@@ -22,23 +22,47 @@ from cardtable.hostile.kinds import KINDS_BY_NAME, NEVER_EXPECTED
 MAX_EXAMPLES = 3
 
 
+@dataclass(frozen=True)
+class FloodCall:
+    """One call of a flood, as the flood judged it."""
+
+    method: str
+    code: StatusCode
+    details: str = ""
+    #: Events the stream gained while this call (or the wave of calls it ends) was answered.
+    appended: int = 0
+    #: The call was within its quota and did what it asked (a table created, a seat taken):
+    #: the events it appended are its own, not a refused call's.
+    admitted: bool = False
+    #: What is wrong beyond the status code (no ``retry-after-ms``, a limit not named, a
+    #: quota passed or never reached); None when nothing is.
+    problem: str | None = None
+
+
 @dataclass
 class KindTally:
     """The answers to one kind of hostile request."""
 
+    #: Requests of this kind: a flood is one request however many calls it makes.
     requests: int = 0
+    #: Calls answered: a flood's calls each, one for any other request.
+    calls: int = 0
     codes: Counter[str] = field(default_factory=Counter)
     unexpected: int = 0
     #: Events the stream gained while a request of this kind was being answered.
     events_appended: int = 0
+    #: Events appended by flood calls within their quota (tables created, seats taken).
+    events_admitted: int = 0
     examples: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
+            "calls": self.calls,
             "codes": dict(sorted(self.codes.items())),
             "unexpected": self.unexpected,
             "events_appended": self.events_appended,
+            "events_admitted": self.events_admitted,
             "unexpected_examples": self.examples,
         }
 
@@ -55,33 +79,63 @@ class FuzzReport:
     legitimate_events: int = 0
     legitimate_failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    #: Hostile requests per method called, so a run shows which methods it reached.
+    #: Calls per method, so a run shows which methods it reached.
     methods: Counter[str] = field(default_factory=Counter)
+    #: Requests that were floods (a quota passed by many calls).
+    floods: int = 0
 
     def record(self, kind: str, method: str, code: StatusCode, details: str, appended: int) -> bool:
         """Count one answer; True when it is one the kind allows and nothing was appended."""
+        self.kinds.setdefault(kind, KindTally()).requests += 1
+        return self._answer(kind, FloodCall(method, code, details, appended))
+
+    def record_flood(self, kind: str, calls: list[FloodCall]) -> bool:
+        """Count one flood's calls; True when each is allowed, has no problem, and only the
+        admitted ones appended anything."""
+        self.kinds.setdefault(kind, KindTally()).requests += 1
+        self.floods += 1
+        judged = [self._answer(kind, call) for call in calls]
+        return all(judged)
+
+    def _answer(self, kind: str, call: FloodCall) -> bool:
         tally = self.kinds.setdefault(kind, KindTally())
-        tally.requests += 1
-        self.methods[method] += 1
-        tally.codes[code.name] += 1
-        tally.events_appended += appended
-        allowed = code in KINDS_BY_NAME[kind].expected and code not in NEVER_EXPECTED
+        tally.calls += 1
+        self.methods[call.method] += 1
+        tally.codes[call.code.name] += 1
+        own_events = call.admitted and call.code == StatusCode.OK
+        hostile_events = 0 if own_events else call.appended
+        tally.events_appended += hostile_events
+        tally.events_admitted += call.appended - hostile_events
+        allowed = (
+            call.code in KINDS_BY_NAME[kind].expected
+            and call.code not in NEVER_EXPECTED
+            and call.problem is None
+        )
         if not allowed:
             tally.unexpected += 1
-        if (not allowed or appended) and len(tally.examples) < MAX_EXAMPLES:
-            tally.examples.append(
-                {
-                    "method": method,
-                    "code": code.name,
-                    "details": details[:300],
-                    "events_appended": str(appended),
-                }
-            )
-        return allowed and not appended
+        if (not allowed or hostile_events) and len(tally.examples) < MAX_EXAMPLES:
+            example = {
+                "method": call.method,
+                "code": call.code.name,
+                "details": call.details[:300],
+                "events_appended": str(hostile_events),
+            }
+            if call.problem is not None:
+                example["problem"] = call.problem[:300]
+            tally.examples.append(example)
+        return allowed and not hostile_events
 
     @property
     def requests(self) -> int:
         return sum(tally.requests for tally in self.kinds.values())
+
+    @property
+    def calls(self) -> int:
+        return sum(tally.calls for tally in self.kinds.values())
+
+    @property
+    def events_admitted(self) -> int:
+        return sum(tally.events_admitted for tally in self.kinds.values())
 
     @property
     def unexpected(self) -> int:
@@ -111,10 +165,13 @@ class FuzzReport:
             "ok": self.ok,
             "seed": self.seed,
             "requests": self.requests,
+            "calls": self.calls,
+            "floods": self.floods,
             "seconds": round(self.seconds, 2),
             "requests_per_second": round(self.requests_per_second, 1),
             "unexpected": self.unexpected,
             "events_appended_by_hostile": self.events_appended_by_hostile,
+            "events_admitted_within_quotas": self.events_admitted,
             "crashes": self.crashes,
             "health_checks": self.health_checks,
             "legitimate": {
@@ -137,19 +194,24 @@ def render_fuzz_report(report: FuzzReport) -> RenderableType:
     table.add_column("appended", justify="right")
     for name, tally in sorted(report.kinds.items()):
         answers = ", ".join(f"{code} {count}" for code, count in tally.codes.most_common())
+        requests = str(tally.requests)
+        if tally.calls != tally.requests:
+            requests += f" ({tally.calls} calls)"
         table.add_row(
             name,
-            str(tally.requests),
+            requests,
             Text(answers),
             Text(str(tally.unexpected), style="red" if tally.unexpected else "green"),
             Text(str(tally.events_appended), style="red" if tally.events_appended else "green"),
         )
     verdict = Text(
-        f"{'OK' if report.ok else 'FAILED'}: {report.requests} requests in "
+        f"{'OK' if report.ok else 'FAILED'}: {report.requests} requests "
+        f"({report.floods} of them floods; {report.calls} calls) in "
         f"{report.seconds:.1f} s ({report.requests_per_second:.0f}/s), "
         f"{report.unexpected} unexpected, {report.events_appended_by_hostile} events appended, "
         f"{len(report.crashes)} crashes, {report.health_checks} health checks; "
-        f"{report.legitimate_moves} legal moves appended {report.legitimate_events} events",
+        f"{report.legitimate_moves} legal moves appended {report.legitimate_events} events, "
+        f"flood calls within their quotas {report.events_admitted}",
         style="bold green" if report.ok else "bold red",
     )
     methods = ", ".join(f"{method} {count}" for method, count in report.methods.most_common())

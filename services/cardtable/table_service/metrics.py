@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 REJECTION_REASONS = {
     "BadRequestError": "malformed",
@@ -16,6 +20,34 @@ REJECTION_REASONS = {
 }
 
 
+#: The quota checks counted, by the label they are counted under.
+QUOTA_CHECKS = ("mutation_rate", "open_tables_per_player", "seats_per_player", "watch_streams")
+
+
+class QuotaCheckCounts(Collector):
+    """``cardtable_table_quota_checks_total{check}``: calls checked against a quota (none
+    while quotas are off); beside the refusals, the share refused, and a benchmark's proof
+    that the checks ran.
+
+    Every mutating call counts one, so the counts are plain integers, read when the metrics
+    are scraped: a ``Counter`` takes a lock for each increment, which costs more than the
+    token bucket's own arithmetic. Increments happen on the event loop's thread only.
+    """
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(QUOTA_CHECKS, 0)
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "cardtable_table_quota_checks",
+            "Calls checked against a quota, by check (none while quotas are off)",
+            labels=["check"],
+        )
+        for check, count in list(self.counts.items()):
+            family.add_metric([check], count)
+        yield family
+
+
 class TableMetrics:
     """Moves applied and commands refused, by reason (low-cardinality labels only)."""
 
@@ -26,6 +58,8 @@ class TableMetrics:
             ["limit"],
             registry=registry,
         )
+        self._quota_checks = QuotaCheckCounts()
+        registry.register(self._quota_checks)
         self.bot_fallback_moves = Counter(
             "cardtable_table_bot_fallback_moves_total",
             "Moves this service made for a computer player's seat that no computer player "
@@ -66,6 +100,10 @@ class TableMetrics:
         else:
             reason = "other"
         self.log_integrity_failures.labels(reason).inc()
+
+    def quota_checked(self, check: str) -> None:
+        """Count one call checked against the quota ``check`` (one of :data:`QUOTA_CHECKS`)."""
+        self._quota_checks.counts[check] += 1
 
     def rejected(self, method: str, error: Exception) -> None:
         self.rejections.labels(method, REJECTION_REASONS.get(type(error).__name__, "other")).inc()

@@ -200,6 +200,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Spend one of the caller's mutating calls (the bot service, which plays many seats
         under one id, has its own bounds: its seats)."""
         if self._quotas.enabled and not principal.is_bot:
+            self._quota_checked("mutation_rate")
             self._rate.take(principal.player_id)
         return principal
 
@@ -212,9 +213,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async with self._turns.turn(principal.player_id):
             yield
 
+    def _quota_checked(self, check: str) -> None:
+        if self._metrics is not None:
+            self._metrics.quota_checked(check)
+
     def _check_open_tables(self, principal: Principal) -> None:
         if not self._quotas.enabled or self._app.index is None or principal.is_bot:
             return
+        self._quota_checked("open_tables_per_player")
         open_tables = sum(
             1
             for status in (OPEN, RUNNING)
@@ -232,6 +238,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             and not principal.is_bot
             and table.state.seat_of(principal.player_id) is None
         ):
+            self._quota_checked("seats_per_player")
             check_seats(index.seats_held(principal.player_id), self._quotas)
         return await self._app.decider.join(table, principal, seat)
 
@@ -526,6 +533,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, context: Context, stream: AsyncIterator[Reply]
     ) -> AsyncIterator[Reply]:
         """``stream`` while it holds one of the caller's watch streams (quotas.py)."""
+        if self._quotas.enabled:
+            self._quota_checked("watch_streams")
         try:
             release = self._hold_watch(context)
         except TableError as error:
