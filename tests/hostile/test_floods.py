@@ -49,11 +49,11 @@ async def test_every_flood_is_refused_where_its_quota_says(
     assert tables.codes == {"OK": 3 * floods, "RESOURCE_EXHAUSTED": 2 * floods}
     assert tables.events_admitted == limits.open_tables_per_player * floods
 
-    # Seats: all let through by a replica without the seat quota, else the two past it refused.
-    # Each call (a host's table, then the player's seat at it) let through appends one batch.
+    # Seats: the limit let through, the two past it refused. Each call (a host's table, then
+    # the player's seat at it) let through appends one batch.
     seats = kinds["seats_flood"]
     assert seats.calls == 2 * (limits.seats_per_player + 2) * seats.requests
-    assert seats.codes["RESOURCE_EXHAUSTED"] in (0, 2 * seats.requests)
+    assert seats.codes["RESOURCE_EXHAUSTED"] == 2 * seats.requests
     assert seats.events_admitted == seats.codes["OK"]
 
     # Watch streams: the holders, one refused, one let in past the full cap, one let in
@@ -89,9 +89,6 @@ async def test_floods_fail_the_report_on_a_replica_without_quotas(
     for name in FLOODS:
         tally = report.kinds[name]
         assert "RESOURCE_EXHAUSTED" not in tally.codes, name
-        if name == "seats_flood":  # a replica without a seat quota is allowed
-            assert tally.unexpected == 0
-            continue
         assert tally.unexpected >= 1, name
         assert any("problem" in example for example in tally.examples), name
     # Tables past the limit were created: their events are the flood's, not a refusal's.

@@ -200,6 +200,8 @@ def _judged(
         return replace(call, problem=refusal_problem(answer, limit, retry_within_ms=None))
     if answer.code == OK and refused_before:
         return replace(call, problem="let through after an earlier call was refused")
+    if answer.code == OK and index >= limit:
+        return replace(call, problem=f"let through past the limit of {limit}")
     if answer.code == OK and appended != 1:
         return replace(call, problem=f"let through, and appended {appended} batches, not one")
     return call
@@ -250,9 +252,8 @@ async def _hosted_table(flooding: Flooding) -> tuple[FloodCall, str | None]:
 
 async def seats_flood(flooding: Flooding) -> list[FloodCall]:
     """New hosts each open a table; one player takes a seat at each, two more than the seats
-    a player may hold. A replica with a seat quota lets ``limit`` through and refuses the
-    rest; one without lets them all through. Either is allowed; a refusal too early, a seat
-    after a refusal, or a refused join that appended, is not."""
+    a player may hold: ``limit`` are let through and the rest refused; a refusal too early, a
+    seat past the limit, or a refused join that appended, is a finding."""
     limit = flooding.replica.limits.seats_per_player
     scene = flooding.scene
     player = scene.new_client()
