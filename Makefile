@@ -61,7 +61,7 @@ bench-scoring: install
 	$(BIN)/cardtable bench-scoring --games 10000 --json-out bench-results/scoring.json
 
 bench-engine: install
-	$(BIN)/cardtable bench-engine --seconds 5
+	$(BIN)/cardtable bench-engine --seconds 25
 
 ## Re-pin every dependency to what is installed now (after changing pyproject.toml).
 lock:

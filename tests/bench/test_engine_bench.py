@@ -7,6 +7,7 @@ the package, that the command finds it from anywhere, and that the report compar
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,13 @@ def test_bench_engine_refuses_a_missing_yardstick(
 ) -> None:
     assert main(["bench-engine", "--seconds", "0.1", "--yardstick", str(tmp_path / "no.py")]) == 2
     assert "no yardstick at" in capsys.readouterr().err
+
+
+def test_seconds_is_the_whole_run_not_each_game(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seconds 2`` used to measure each of the four games and the yardstick for 2 s: 10 s."""
+    started = time.monotonic()
+    assert main(["bench-engine", "--seconds", "2"]) == 0
+    took = time.monotonic() - started
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["seconds"] == 2 and report["seconds_per_measurement"] == pytest.approx(0.08)
+    assert took < 2 + 3  # the yardstick's five processes start on top

@@ -8,11 +8,12 @@ import pytest
 
 from cardtable.bots.tournament import (
     confidence_interval,
+    estimate_game_seconds,
     game_advantages,
     run_tournament,
     win_shares,
 )
-from cardtable.cli.main import main
+from cardtable.cli.main import main, tournament_estimate
 
 
 def test_short_tournament_prints_one_json_object(capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,3 +61,33 @@ def test_advantage_is_oriented_and_wins_are_shared() -> None:
     assert win_shares(["a", "b", "b"], [1, 1, 3]) == {"a": 0.5, "b": 0.25}
     low, high = confidence_interval([1.0, 2.0, 3.0])
     assert low < 2.0 < high and high - 2.0 == pytest.approx(4.303 * 1.0 / 3**0.5)
+
+
+def test_the_estimate_comes_first_and_progress_is_told_without_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["tournament", "--game", "hearts", "--seats", "search,random,random,random",
+            "--games", "4", "--budget-ms", "2", "--option", "quick=true"]  # fmt: skip
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+    estimate = shown.err.index("games/s: 4 games will take about")
+    assert estimate < shown.err.index("tournament: 4/4 games in")
+    assert "search" in shown.out and "games/s" not in shown.out  # the table alone on stdout
+
+
+def test_the_estimate_is_near_what_the_games_take() -> None:
+    """The search's thinking is most of a game's time; the estimate counts the moves where it
+    would think without thinking. A loaded machine slows the games, hence the wide margin."""
+    seats = ["search", "random", "random", "random"]
+    budget = {"search": {"budget_ms": 20.0}}
+    options = {"quick": "true"}
+    estimate = estimate_game_seconds("hearts", seats, 5, options=options, strategy_options=budget)
+    report = run_tournament("hearts", seats, 8, 5, options=options, strategy_options=budget)
+    assert 0.5 < estimate * report["games"] / report["seconds"] < 1.5
+
+
+def test_a_long_tournament_says_how_to_make_it_shorter() -> None:
+    said = str(tournament_estimate(400, 18.0))
+    assert said.startswith("about 0.056 games/s: 400 games will take about 2h00m")
+    assert "--budget-ms" in said
+    assert "--budget-ms" not in str(tournament_estimate(40, 1.5))

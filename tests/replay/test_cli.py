@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,9 @@ import pytest
 from cardtable.cli.main import main
 from cardtable.engine.cards import FULL_DECK, parse_cards
 from cardtable.engine.shuffle import check_shuffle
+from cardtable.eventlog import reader
+from cardtable.replay.audit import audit_record
+from cardtable.replay.render import render_audit
 from tests.replay.conftest import game_record, to_version_0
 
 
@@ -119,6 +124,40 @@ def test_audit_of_files_that_cannot_be_read(
     assert run(capsys, "audit", "--file", str(broken))[0] == 2
     code, out = run(capsys, "audit", "--file", write(tmp_path, {"format": "nope"}))
     assert code == 1 and "FAILED: the record cannot be read" in out
+
+
+def test_a_log_audit_puts_its_heading_before_every_check() -> None:
+    report = audit_record(game_record("hearts"))
+    log_checks = [("signatures", True, "12 batches signed by key k1"), ("log", True, "12 batches")]
+    lines = [str(line) for line in render_audit(report, "the log of table t1", log_checks)]
+    assert lines[0] == "audit of the log of table t1"
+    checks = [line.split()[1] for line in lines if line.startswith("  ") and line[2] in "✓✗–~"]
+    assert checks == ["signatures", "log", "format", "shuffle", "rules", "results"]
+    assert "  ✓ log        12 batches" in lines
+
+
+def test_audit_of_a_table_the_log_does_not_hold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class EmptyLog:
+        async def table(self, table_id: str) -> list[Any]:
+            return []
+
+        async def signed_from(self) -> int:
+            return 1
+
+    @contextlib.asynccontextmanager
+    async def empty_log() -> AsyncIterator[EmptyLog]:
+        yield EmptyLog()
+
+    async def no_keys(env: Any) -> None:
+        return None
+
+    monkeypatch.setattr(reader, "log_reader", empty_log)
+    monkeypatch.setattr(reader, "verifying_keys", no_keys)
+    code, out = run(capsys, "audit", "NOSUCHTABLE")
+    assert code == 1
+    assert out == "no table NOSUCHTABLE in the event log\n"
 
 
 # -- replay -------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import contextlib
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,60 @@ SUSTAINED_SHARE = 0.95
 CATCH_UP_LIMIT_SECONDS = 120.0
 
 Progress = Callable[[str], None]
+Measurement = dict[str, Any]
+#: Seconds of measurement done so far, and in all: the loads last as long as they are told.
+MeasuredSeconds = Callable[[float, float], None]
+
+
+def planned_seconds(
+    loads: int, seconds: float, raw_seconds: float, *, paced: bool, floor: bool, sides: int = 1
+) -> float:
+    """The seconds a bench spends measuring: the raw limits (four timed rates and the Python
+    loop), each load on each side, the two paced loads, and the floor's runs. Starting the
+    stacks and waiting for the projection to catch up come on top.
+
+    >>> planned_seconds(3, 20, 3, paced=True, floor=True)
+    173.0
+    """
+    played = (loads + (2 if paced else 0)) * sides * seconds
+    return (
+        _raw_limit_seconds(raw_seconds) + played + (_floor_seconds(seconds, paced) if floor else 0)
+    )
+
+
+def _raw_limit_seconds(raw_seconds: float) -> float:
+    """Two JetStream and two gRPC rates of ``raw_seconds`` each, and the Python loop."""
+    return 4 * raw_seconds + min(raw_seconds, 1.0)
+
+
+def _floor_seconds(seconds: float, paced: bool) -> float:
+    """The floor at saturation and, when paced, at the target rate and half of it."""
+    return (3 if paced else 1) * seconds
+
+
+class _Measured:
+    """Measurement seconds done out of those planned, told to a :data:`MeasuredSeconds`."""
+
+    def __init__(self, planned: float, tell: MeasuredSeconds | None) -> None:
+        self.planned, self.done, self._tell = planned, 0.0, tell
+        self.add(0.0)
+
+    def add(self, seconds: float) -> None:
+        self.done += seconds
+        if self._tell is not None:
+            self._tell(min(self.done, self.planned), self.planned)
+
+    def after(
+        self, load: Callable[[SystemStack], Awaitable[Measurement]], seconds: float
+    ) -> Callable[[SystemStack], Awaitable[Measurement]]:
+        """``load``, counting its ``seconds`` once it is over."""
+
+        async def measured(stack: SystemStack) -> Measurement:
+            result = await load(stack)
+            self.add(seconds)
+            return result
+
+        return measured
 
 
 async def measure_raw_limits(stack: SystemStack, seconds: float, say: Progress) -> dict[str, Any]:
@@ -252,8 +306,12 @@ async def system_bench(
     table_path: bool = False,
     floor: bool = True,
     quotas: Sequence[str] = ("on",),
+    measured: MeasuredSeconds | None = None,
 ) -> dict[str, Any]:
     """The whole benchmark; a JSON-able report (see the module docstring).
+
+    ``measured`` is told the seconds of measurement done and planned (:func:`planned_seconds`)
+    as each measurement ends, for a progress display.
 
     ``clients``: how the simulated players learn it is their turn (``table_load``).
     ``table_path``: only NATS, rules, table and clients (issue #4's setup).
@@ -267,6 +325,12 @@ async def system_bench(
         for key, value in TARGETS.items()
         if not (table_path and key in PROJECTION_TARGETS)
     }
+    progress = _Measured(
+        planned_seconds(
+            len(table_counts), seconds, raw_seconds, paced=paced, floor=floor, sides=len(quotas)
+        ),
+        measured,
+    )
     async with contextlib.AsyncExitStack() as running:
         stacks = {}
         for side in quotas:
@@ -281,11 +345,14 @@ async def system_bench(
             )
         stack = stacks[quotas[0]]
         raw = await measure_raw_limits(stack, raw_seconds, say)
+        progress.add(_raw_limit_seconds(raw_seconds))
         sides = SideBySide(stacks, say)
         runs = []
         for tables in table_counts:
             run = await sides.measure(
-                partial(measure_load, tables=tables, seconds=seconds, clients=clients),
+                progress.after(
+                    partial(measure_load, tables=tables, seconds=seconds, clients=clients), seconds
+                ),
                 f"load: {tables} tables for {seconds:g} s",
             )
             run["ratios"] = _ratios(run["moves_per_s"], raw)
@@ -296,12 +363,15 @@ async def system_bench(
             for rate in (TARGETS["moves_per_s"], TARGETS["moves_per_s"] / 2):
                 paced_runs.append(
                     await sides.measure(
-                        partial(
-                            measure_load,
-                            tables=best["tables"],
-                            seconds=seconds,
-                            target_moves_per_s=rate,
-                            clients=clients,
+                        progress.after(
+                            partial(
+                                measure_load,
+                                tables=best["tables"],
+                                seconds=seconds,
+                                target_moves_per_s=rate,
+                                clients=clients,
+                            ),
+                            seconds,
                         ),
                         f"paced: {best['tables']} tables offering {rate:.0f} moves/s",
                     )
@@ -310,6 +380,7 @@ async def system_bench(
         if floor:
             say(f"floor: the same hops with nothing of ours, {best['tables']} tables ...")
             floor_report = await _measure_floor(stack, best["tables"], seconds, paced)
+            progress.add(_floor_seconds(seconds, paced))
     return {
         "machine": {
             "cpus": os.cpu_count(),
@@ -357,7 +428,7 @@ async def _measure_floor(
     stack: SystemStack, tables: int, seconds: float, paced: bool
 ) -> dict[str, Any]:
     """The move floor as fast as it answers, then (``paced``) at the target rate and half."""
-    rates: list[float | None] = [None]
+    rates: list[float | None] = [None]  # as many as _floor_seconds counts
     if paced:
         rates += [TARGETS["moves_per_s"], TARGETS["moves_per_s"] / 2]
     connection = await connect_nats(stack.nats_url, name="bench-floor")

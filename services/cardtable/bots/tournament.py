@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardtable.bots.registry import strategy_by_name
+from cardtable.bots.search import SearchStrategy
 from cardtable.bots.strategy import Strategy
 from cardtable.engine.actions import parse_action
 from cardtable.engine.cards import Card
@@ -81,8 +82,12 @@ def play_game(
     board: Board,
     strategies: Sequence[Strategy],
     rngs: Sequence[random.Random],
+    choices: list[int] | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Play one whole game on ``board``'s cards; each seat sees only its observation."""
+    """Play one whole game on ``board``'s cards; each seat sees only its observation.
+
+    ``choices``, if given, counts for each seat the moves where it had more than one.
+    """
     state = spec.new_game(len(strategies), options, board.first_dealer)
     deals = 0
     while not state.is_over():
@@ -91,6 +96,8 @@ def play_game(
             deals += 1
             continue
         seat = state.to_act()[0]
+        if choices is not None and len(state.legal_actions(seat)) != 1:
+            choices[seat] += 1  # none listed: a set of cards to choose
         text = strategies[seat].choose(state.observation(seat), rngs[seat])
         state.apply(seat, parse_action(text))
     places = state.places()
@@ -138,6 +145,83 @@ def win_shares(
     return result
 
 
+def tournament_games(games: int, players: int) -> int:
+    """The games a tournament of about ``games`` plays: whole boards of ``players`` games.
+
+    >>> tournament_games(38, 4), tournament_games(0, 3)
+    (40, 3)
+    """
+    return max(1, math.ceil(games / players)) * players
+
+
+def _line_up(
+    game: str,
+    seats: Sequence[str],
+    options: Mapping[str, Any] | None,
+    strategy_options: Mapping[str, Mapping[str, Any]] | None,
+) -> tuple[GameSpec, list[str], dict[str, Strategy]]:
+    """The game, the strategy name at each seat and a strategy of each name; checked early."""
+    spec = game_spec(game)
+    names = [name.strip().lower() for name in seats]
+    if len(set(names)) < 2:
+        raise ValueError("a tournament needs at least two different strategies")
+    spec.new_game(len(names), options, 0)  # checks the player count and the options early
+    per_name = strategy_options or {}
+    strategies = {name: strategy_by_name(name, **per_name.get(name, {})) for name in set(names)}
+    return spec, names, strategies
+
+
+def thinking_seconds(strategy: Strategy) -> float:
+    """The time ``strategy`` spends on a move with a choice, if that is fixed (the search's
+    budget); 0 for a strategy that answers at once or draws a fixed number of deals."""
+    if isinstance(strategy, SearchStrategy) and strategy.worlds is None:
+        return strategy.budget_ms / 1000
+    return 0.0
+
+
+def _one_deal_a_move(strategy: Strategy) -> Strategy:
+    """``strategy``, or for a search that thinks to a budget the same search drawing one deal."""
+    if not thinking_seconds(strategy):
+        return strategy
+    assert isinstance(strategy, SearchStrategy)
+    return SearchStrategy(
+        strategy.budget_ms,
+        worlds=1,
+        playout=strategy.playout,
+        set_candidates=strategy.set_candidates,
+    )
+
+
+def estimate_game_seconds(
+    game: str,
+    seats: Sequence[str],
+    seed: int,
+    *,
+    options: Mapping[str, Any] | None = None,
+    strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> float:
+    """About how long one game of :func:`run_tournament` takes, found in well under a second.
+
+    A strategy that thinks for a fixed time (``search``: its budget at every move with more
+    than one choice) would make a trial game as slow as the real ones, so the trial plays the
+    first board with the search drawing a single deal a move (what it does past its budget
+    while it finishes the deal in hand), counts the moves where a seat had a choice, and adds
+    the budget for those. Over a board every strategy plays every seat, so a thinker's moves
+    are counted as the mean over the seats.
+    """
+    spec, names, strategies = _line_up(game, seats, options, strategy_options)
+    players = len(names)
+    seated = [_one_deal_a_move(strategies[name]) for name in names]
+    board = Board(spec, players, f"{seed}/0")
+    rngs = [random.Random(f"{seed}/0/0/{seat}") for seat in range(players)]
+    choices = [0] * players
+    started = time.perf_counter()
+    play_game(spec, options, board, seated, rngs, choices=choices)
+    trial = time.perf_counter() - started
+    thinking = sum(thinking_seconds(strategies[name]) for name in names)
+    return trial + thinking * statistics.fmean(choices)
+
+
 def run_tournament(
     game: str,
     seats: Sequence[str],
@@ -156,16 +240,10 @@ def run_tournament(
     advantage per game) and ``ci95`` (that advantage's 95% interval), plus ``games``,
     ``boards`` and ``seconds``.
     """
-    spec = game_spec(game)
-    players = len(seats)
-    names = [name.strip().lower() for name in seats]
-    if len(set(names)) < 2:
-        raise ValueError("a tournament needs at least two different strategies")
-    spec.new_game(players, options, 0)  # checks the player count and the options early
-    per_name = strategy_options or {}
-    strategies = {name: strategy_by_name(name, **per_name.get(name, {})) for name in set(names)}
-    boards = max(1, math.ceil(games / players))
-    total_games = boards * players
+    spec, names, strategies = _line_up(game, seats, options, strategy_options)
+    players = len(names)
+    total_games = tournament_games(games, players)
+    boards = total_games // players
     stats = {name: StrategyStats() for name in set(names)}
     started = time.perf_counter()
     done = 0

@@ -18,22 +18,28 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
 from cardtable.bench.table_load import CLIENT_MODELS
 from cardtable.cli import call, token
+from cardtable.cli.progress import WorkProgress, duration_text, rate_text
 from cardtable.engine.errors import EngineError
 from cardtable.engine.record import dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.platform.entrypoint import run_async
 from cardtable.platform.memory import garbage_collector_tuned
-from cardtable.replay.audit import audit_record
+from cardtable.replay.audit import PASSED, AuditReport, audit_record
 from cardtable.replay.render import render_audit
 from cardtable.replay.session import ReplayError, Viewpoint
 from cardtable.replay.show import Pause, replay_request_problem, show_replay
-from cardtable.simulation.bench import YARDSTICK, engine_bench
+from cardtable.simulation.bench import (
+    BENCH_GAMES,
+    ENGINE_BENCH_ROUNDS,
+    YARDSTICK,
+    engine_bench,
+    measurement_seconds,
+)
 from cardtable.simulation.records import record_random_game
 from cardtable.simulation.simulate import simulate
 
@@ -62,28 +68,17 @@ def _options(pairs: Sequence[str]) -> dict[str, str]:
     return options
 
 
-def _progress(console: Console) -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     console = _console()
-    with _progress(console) as progress:
-        task = progress.add_task(f"simulating {args.game}", total=args.games)
+    with WorkProgress(f"simulate {args.game}", console, unit="games") as progress:
+        progress.start(args.games)
         result = simulate(
             args.game,
             args.players,
             args.games,
             args.seed,
             _options(args.option),
-            progress=lambda done: progress.update(task, completed=done),
+            progress=progress.update,
         )
     print(json.dumps(result))
     return 1 if result["invariant_violations"] else 0
@@ -250,36 +245,30 @@ def _audit_table(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         print(json.dumps(report.to_json()))
         return 0 if report.ok else 1
-    console.print(Text.assemble(("audit of the log of table ", "bold"), (args.table_id, "bold")))
-    log_ok = report.checks.get(LOG) == "passed"
-    signed_ok = report.checks.get(SIGNATURES) == "passed"
-    lines = [
-        (
-            SIGNATURES,
-            signed_ok,
-            "; ".join(report.notes) or "no batches"
-            if signed_ok
-            else "forged, altered or missing batches (below)",
-        ),
-        (
+    if not batches:
+        console.print(Text(f"no table {args.table_id} in the event log", "red"))
+        return 1
+    log_checks = [
+        _log_check(report, SIGNATURES, "; ".join(report.notes) or "no batches"),
+        _log_check(
+            report,
             LOG,
-            log_ok,
-            f"{len(batches)} batches, versions 1..{len(batches)} with no gap or duplicate"
-            if log_ok
-            else "gaps, duplicates, foreign batches or unrevealed deals (below)",
+            f"{len(batches)} batches, versions 1..{len(batches)} with no gap or duplicate",
         ),
     ]
-    for check, ok, description in lines:
-        console.print(
-            Text.assemble(
-                ("  ✓ " if ok else "  ✗ ", "green" if ok else "red"),
-                (f"{check:<11}", "bold"),
-                description,
-            )
-        )
-    for line in render_audit(report, f"table {args.table_id}"):
+    for line in render_audit(report, f"the log of table {args.table_id}", log_checks):
         console.print(line)
     return 0 if report.ok else 1
+
+
+def _log_check(report: AuditReport, check: str, passed: str) -> tuple[str, bool, str]:
+    """A check of a table's log for ``render_audit``: ``passed`` says what it found, or the
+    first problem it found (the others are listed below when there are several)."""
+    if report.checks.get(check) == PASSED:
+        return check, True, passed
+    problems = [problem for problem in report.problems if problem.check == check]
+    more = f" (and {len(problems) - 1} more, below)" if len(problems) > 1 else ""
+    return check, False, f"{problems[0]}{more}"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -314,11 +303,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
             table_ids = await reader.table_ids()
             written = 0
-            with _progress(console) as progress:
-                task = progress.add_task("exporting", total=len(table_ids))
+            with WorkProgress("export", console, unit="tables") as progress:
+                progress.start(len(table_ids))
                 for table_id in table_ids:
                     table_log = [stored.batch for stored in await reader.table(table_id)]
-                    progress.advance(task)
+                    progress.advance()
                     created = table_log[0].occurred_at.seconds if table_log else 0
                     record = record_from_batches(table_id, table_log)
                     if created < since or not record["result"]["over"]:
@@ -359,11 +348,11 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
             console.print(Text(NO_KEYS, "red"))
             return 2
         async with log_reader() as reader:
-            with _progress(console) as progress:
-                task = progress.add_task(f"rebuilding into {args.schema}", total=None)
+            with WorkProgress(f"rebuild into {args.schema}", console, unit="messages") as progress:
+                progress.start()
 
                 def report(step: RebuildProgress) -> None:
-                    progress.update(task, completed=step.position, total=step.last_sequence)
+                    progress.update(step.position, step.last_sequence)
 
                 result = await rebuild(
                     database_url,
@@ -425,8 +414,12 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     if not yardstick.is_file():
         console.print(Text(f"no yardstick at {yardstick}", "red"))
         return 2
-    console.print(f"measuring each game for {args.seconds} s on one core ...")
-    report = engine_bench(args.seconds, yardstick)
+    each = measurement_seconds(args.seconds, yardstick=True, rounds=ENGINE_BENCH_ROUNDS)
+    console.print(
+        f"measuring for about {args.seconds:g} s in all on one core: {ENGINE_BENCH_ROUNDS} "
+        f"rounds of {len(BENCH_GAMES)} games and the yardstick, {each:.2g} s each ..."
+    )
+    report = engine_bench(args.seconds, yardstick, rounds=ENGINE_BENCH_ROUNDS)
     table = Table(title="engine random playouts, one core")
     for column in ("game", "players", "deals/s", "actions/s", "actions vs Hearts"):
         table.add_column(column, justify="right")
@@ -489,7 +482,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as error:
         console.print(f"[red]{error}[/red]")
         return 2
-    with garbage_collector_tuned():  # the clients' pauses would count as move latency
+    with (
+        garbage_collector_tuned(),  # the clients' pauses would count as move latency
+        WorkProgress("bench", console, unit="s measured") as progress,
+    ):
         report = run_async(
             system_bench(
                 counts,
@@ -501,6 +497,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 table_path=args.table_path,
                 floor=not args.no_floor,
                 quotas=quotas,
+                measured=progress.update,
             )
         )
     console.print(render_system_report(report))
@@ -540,13 +537,10 @@ def cmd_bench_scoring(args: argparse.Namespace) -> int:
     from cardtable.bench.scoring_rates import format_report, scoring_rates
 
     console = _console()
-    with _progress(console) as progress:
-        tasks: dict[str, Any] = {}
+    with WorkProgress("bench-scoring", console) as progress:
 
         def advance(step: str, done: int, total: int) -> None:
-            if step not in tasks:
-                tasks[step] = progress.add_task(step, total=total)
-            progress.update(tasks[step], completed=done, total=total)
+            progress.update(done, total, step)
 
         figures = run_async(
             scoring_rates(
@@ -570,13 +564,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from cardtable.hostile import fuzz_stack, render_fuzz_report
 
     console = _console()
-    with _progress(console) as progress:
-        task = progress.add_task("hostile requests", total=args.requests)
-
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        report = run_async(fuzz_stack(args.requests, args.seed, progress=advance))
+    with WorkProgress("fuzz", console, unit="requests") as progress:
+        progress.start(args.requests)
+        report = run_async(fuzz_stack(args.requests, args.seed, progress=progress.update))
     console.print(render_fuzz_report(report))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
@@ -586,21 +576,28 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from cardtable.bots.tournament import run_tournament
+    from cardtable.bots.tournament import estimate_game_seconds, run_tournament, tournament_games
 
     console = _console()
     seats = [name.strip() for name in args.seats.split(",") if name.strip()]
+    options = _options(args.option)
+    strategy_options = {"search": {"budget_ms": args.budget_ms}}
     try:
-        with _progress(console) as progress:
-            task = progress.add_task(f"{args.game}: {' vs '.join(seats)}", total=None)
+        per_game = estimate_game_seconds(
+            args.game, seats, args.seed, options=options, strategy_options=strategy_options
+        )
+        games = tournament_games(args.games, len(seats))
+        console.print(tournament_estimate(games, per_game))
+        with WorkProgress("tournament", console, unit="games") as progress:
+            progress.start(games)
             report = run_tournament(
                 args.game,
                 seats,
                 args.games,
                 args.seed,
-                options=_options(args.option),
-                strategy_options={"search": {"budget_ms": args.budget_ms}},
-                progress=lambda done, total: progress.update(task, completed=done, total=total),
+                options=options,
+                strategy_options=strategy_options,
+                progress=progress.update,
             )
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
@@ -628,6 +625,26 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A tournament expected to take longer than this says how to make it shorter.
+LONG_TOURNAMENT_SECONDS = 300.0
+
+
+def tournament_estimate(games: int, seconds_per_game: float) -> Text:
+    """What a tournament is about to cost, said before it starts.
+
+    >>> print(tournament_estimate(40, 1.5))
+    about 0.67 games/s: 40 games will take about 1m00s
+    """
+    seconds = games * seconds_per_game
+    text = (
+        f"about {rate_text(1 / max(seconds_per_game, 1e-6))} games/s: "
+        f"{games} games will take about {duration_text(seconds)}"
+    )
+    if seconds > LONG_TOURNAMENT_SECONDS:
+        text += " (fewer --games or a smaller --budget-ms make it shorter)"
+    return Text(text)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from cardtable.stack.run import run_stack
 
@@ -638,6 +655,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             # printed commands stay one line each, ready to paste
             partial(console.print, soft_wrap=True),
             demo=not args.no_demo,
+            # a live display redraws in place; in a file its last frame would run into the
+            # next line printed, so there the demonstration's table is printed once, at the end
+            live=console.is_terminal,
             listen_host=args.host,
             exit_after_demo=args.exit_after_demo,
         )
@@ -715,7 +735,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(handler=cmd_export)
 
     bench = commands.add_parser("bench-engine", help="engine playout throughput vs the yardstick")
-    bench.add_argument("--seconds", type=float, default=3.0)
+    bench.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="the whole run, shared among the games and the yardstick (default: 10)",
+    )
     bench.add_argument(
         "--yardstick",
         help="another yardstick script to compare against (default: the Hearts yardstick in "

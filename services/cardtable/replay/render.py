@@ -621,9 +621,16 @@ MAX_PROBLEMS_SHOWN = 10
 _MARKS = {PASSED: ("✓", "green"), FAILED: ("✗", "bold red"), PARTIAL: ("~", "yellow")}
 
 
-def render_audit(report: AuditReport, source: str) -> list[RenderableType]:
-    """An audit's verdict for people: what was checked, each check's outcome, the problems."""
+def render_audit(
+    report: AuditReport, source: str, log_checks: Sequence[tuple[str, bool, str]] = ()
+) -> list[RenderableType]:
+    """An audit's verdict for people: what was checked, each check's outcome, the problems.
+
+    ``log_checks`` (name, passed, description) are checks of where the record came from (a
+    table's log: its signatures, no gap): shown under the heading, before the record's own.
+    """
     out: list[RenderableType] = [Text.assemble(("audit of ", "bold"), (source, "bold"))]
+    width = max([9, *(len(check) + 1 for check, _, _ in log_checks)])  # names, one space after
     if report.game is not None:
         out.append(
             Text(
@@ -648,6 +655,11 @@ def render_audit(report: AuditReport, source: str) -> list[RenderableType]:
             else "tricks, scores, totals and places match the engine"
         ),
     }
+    for check, passed, description in log_checks:
+        mark, style = _MARKS[PASSED if passed else FAILED]
+        out.append(
+            Text.assemble("  ", (mark, style), " ", (f"{check:<{width}}", "bold"), description)
+        )
     for check in CHECKS:
         status = report.checks[check]
         mark, style = _MARKS.get(status, ("–", DIM))
@@ -658,7 +670,7 @@ def render_audit(report: AuditReport, source: str) -> list[RenderableType]:
                 "  ",
                 (mark, style),
                 " ",
-                (f"{check:<9}", "bold"),
+                (f"{check:<{width}}", "bold"),
                 (
                     descriptions[check] if status != NOT_RUN else "not run",
                     DIM if mark == "–" else "",

@@ -65,15 +65,31 @@ def run_yardstick(path: Path, seconds: float) -> dict[str, float]:
     return result
 
 
-def engine_bench(seconds: float, yardstick: Path | None, rounds: int = 5) -> dict[str, Any]:
+#: Interleaved rounds of the games and the yardstick; each one's median round is reported.
+ENGINE_BENCH_ROUNDS = 5
+
+
+def measurement_seconds(seconds: float, yardstick: bool, rounds: int) -> float:
+    """How long each game (and the yardstick) is measured in each round, for a run of about
+    ``seconds`` in all.
+
+    >>> measurement_seconds(5, yardstick=True, rounds=5)
+    0.2
+    """
+    return seconds / rounds / (len(BENCH_GAMES) + (1 if yardstick else 0))
+
+
+def engine_bench(
+    seconds: float, yardstick: Path | None, rounds: int = ENGINE_BENCH_ROUNDS
+) -> dict[str, Any]:
     """Every game's throughput, the yardstick's, and the ratios the targets are stated in.
 
-    The games and the yardstick run in interleaved rounds (each ``seconds / rounds`` per
-    round) and each one's median round is reported, so a burst of load from another process
-    on a shared machine moves every measurement alike instead of skewing whichever one ran
-    during it.
+    ``seconds`` is the whole run's measuring time, shared among the games and the yardstick
+    (starting the yardstick's process comes on top). They run in interleaved rounds and each
+    one's median round is reported, so a burst of load from another process on a shared
+    machine moves every measurement alike instead of skewing whichever one ran during it.
     """
-    per_round = seconds / rounds
+    per_round = measurement_seconds(seconds, yardstick is not None, rounds)
     samples: dict[str, list[dict[str, Any]]] = {game: [] for game, _, _ in BENCH_GAMES}
     yardstick_rounds: list[dict[str, float]] = []
     for _ in range(rounds):
@@ -91,7 +107,12 @@ def engine_bench(seconds: float, yardstick: Path | None, rounds: int = 5) -> dic
     hearts = results[0]
     for result in results:
         result["actions_vs_hearts"] = round(result["actions_per_s"] / hearts["actions_per_s"], 3)
-    report: dict[str, Any] = {"seconds_per_game": seconds, "games": results}
+    report: dict[str, Any] = {
+        "seconds": seconds,
+        "seconds_per_measurement": round(per_round, 3),
+        "rounds": rounds,
+        "games": results,
+    }
     if yardstick_rounds:
         ordered_yardstick = sorted(yardstick_rounds, key=lambda run: run["deals_per_s"])
         measured = ordered_yardstick[len(ordered_yardstick) // 2]
