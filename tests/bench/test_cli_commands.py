@@ -45,6 +45,7 @@ def test_bench_scoring_writes_and_prints_its_figures(
     lag = figures["lag_at_target_load"]
     assert lag["messages"] == lag["projected_messages"] == 100
     assert "projection lag at 100 messages/s: p50" in printed.err
+    assert "bench-scoring: done in" in printed.err  # no terminal: lines, not a bar
 
 
 def test_fuzz_answers_every_hostile_request_and_exits_zero(
@@ -59,7 +60,9 @@ def test_fuzz_answers_every_hostile_request_and_exits_zero(
     assert main(["fuzz", "--requests", "80", "--seed", "5", "--json-out", str(out)]) == 0
 
     report = json.loads(out.read_text())
-    assert _printed(capsys) == report
+    printed = capsys.readouterr()
+    assert json.loads(printed.out.strip().splitlines()[-1]) == report
+    assert "fuzz: 80/80 requests in" in printed.err
     assert report["ok"] is True and report["requests"] == 80
     assert report["unexpected"] == 0 and report["events_appended_by_hostile"] == 0
 

@@ -134,6 +134,8 @@ def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
     shown = capsys.readouterr().err
     assert "services running: rules, table" in shown
     assert "the move floor" in shown
+    # raw limits 4 x 0.5 + 0.5 s, the load 3 s and the floor 3 s: told as they were measured
+    assert "bench: 8.5/8.5 s measured in" in shown
 
 
 def _paced(rate: float, made: float, p99: float, lag: float | None = 300.0) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -240,11 +241,18 @@ async def test_export_and_audit_commands(
     assert await _run(cli, ["export", table_id, "--out", str(out)]) == 0
     record = json.loads(out.read_text())
     assert record["table_id"] == table_id and record["result"]["over"]
+    capsys.readouterr()
     assert await _run(cli, ["audit", table_id]) == 0
+    audit = capsys.readouterr().out.splitlines()
+    assert audit[0] == f"audit of the log of table {table_id}"  # the heading before any check
+    assert audit[2].startswith("  ✓ signatures ") and audit[3].startswith("  ✓ log ")
     assert await _run(cli, ["audit", "--file", str(out)]) == 0
+    assert await _run(cli, ["audit", "no-such-table"]) == 1
+    assert "no table no-such-table in the event log" in capsys.readouterr().out
     folder = tmp_path / "all"
     assert await _run(cli, ["export", "--all", "--since", "2000-01-01", "--out", str(folder)]) == 0
     assert (folder / f"{table_id}.json").exists()
+    assert re.search(r"export: (\d+)/\1 tables in", capsys.readouterr().err)
     assert await _run(cli, ["replay", table_id, "--seat", "1"]) == 0
     assert "Deal 1" in capsys.readouterr().out
 

@@ -123,6 +123,7 @@ async def test_rebuild_command_matches_the_live_projection(
     projection_pool: asyncpg.Pool,
     fresh_database_url: str,
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     async with (
         running_rules() as rules_address,
@@ -160,3 +161,4 @@ async def test_rebuild_command_matches_the_live_projection(
         cli, ["rebuild", "--schema", "rebuilt", "--compare-with", SCHEMA]
     )
     assert code == 0
+    assert f"rebuild into rebuilt: {last:,}/{last:,} messages in" in capsys.readouterr().err
