@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
-SOURCES := services tests scripts
+SOURCES := services tests scripts examples
 
 .PHONY: install proto proto-check proto-baseline run test test-fast lint format bench bench-engine bench-system bench-scoring clean lock
 
@@ -47,6 +47,7 @@ lint: install proto-check
 	$(BIN)/ruff check $(SOURCES)
 	$(BIN)/ruff format --check $(SOURCES)
 	$(BIN)/mypy
+	$(BIN)/mypy examples/python
 
 format: install
 	$(BIN)/ruff check --fix $(SOURCES)

@@ -20,11 +20,7 @@ that changes its arguments fails here until its small form is updated too.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,10 +28,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.examples.stack import BIN, run_shell, running_stack
+
 pytestmark = [pytest.mark.services, pytest.mark.timeout(400)]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-BIN = Path(sys.executable).parent
 STACK, OWN_SERVERS, SKIP = "stack", "own servers", "skip"
 MARKER = re.compile(r"<!-- readme-test: (skip|own servers)\b[^>]*-->\s*$")
 FENCE = re.compile(r"^```(\w*)\s*$")
@@ -111,21 +108,9 @@ def made_small(examples: list[Example]) -> list[Example]:
 def run_example(example: Example, workdir: Path) -> None:
     """Run one block with bash in a clean environment; fail with what it printed."""
     path = f"{BIN}:/usr/local/bin:/usr/bin:/bin" if example.mode == OWN_SERVERS else "/usr/bin:/bin"
-    prologue = "set -euo pipefail\n"
-    if example.mode == STACK:
-        prologue += "source .run/env\n"
-    environment = {"HOME": str(workdir), "PATH": path, "LANG": "C.UTF-8", "COLUMNS": "120"}
-    if "TMPDIR" in os.environ:
-        environment["TMPDIR"] = os.environ["TMPDIR"]
     started = time.monotonic()
-    finished = subprocess.run(
-        ["bash", "-c", prologue + example.code],
-        cwd=workdir,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
+    finished = run_shell(
+        example.code, workdir, source_env=example.mode == STACK, path=path, timeout=180
     )
     assert finished.returncode == 0, (
         f"README.md line {example.line} failed with {finished.returncode} "
@@ -150,38 +135,9 @@ def test_the_benchmark_examples_work_on_servers_of_their_own(tmp_path: Path) -> 
 @pytest.fixture(scope="module")
 def stack_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A working directory with a ``cardtable run`` (demonstration played) serving from its
-    ``.run/``; the servers are always the embedded ones, never a NATS_URL of the test run's."""
-    workdir = tmp_path_factory.mktemp("readme")
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in {"NATS_URL", "DATABASE_URL", "TOKEN_SIGNING_KEY", "NATS_USER"}
-        and not name.startswith("NATS_PASSWORD")
-    }
-    output = (workdir / "run-output.txt").open("w")
-    process = subprocess.Popen(
-        [str(BIN / "cardtable"), "run", "--log-dir", ".run/logs"],
-        cwd=workdir,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while "serving until Ctrl-C" not in (workdir / "run-output.txt").read_text():
-            assert process.poll() is None, (workdir / "run-output.txt").read_text()
-            assert time.monotonic() < deadline, (workdir / "run-output.txt").read_text()
-            time.sleep(0.5)
+    ``.run/``."""
+    with running_stack(tmp_path_factory.mktemp("readme"), demo=True) as workdir:
         yield workdir
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        output.close()
 
 
 def test_the_commands_cardtable_run_prints_run_as_printed(stack_directory: Path) -> None:
