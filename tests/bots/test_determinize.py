@@ -158,7 +158,7 @@ def test_an_inconsistent_placement_is_refused() -> None:
 
 
 def test_358_exchange_shows_where_cards_went_and_what_the_debtor_lacks() -> None:
-    """RULES.md's exchange example: creditor seat 2 gives 7H, debtor seat 1 returns KH."""
+    """docs/rules.md's exchange example: creditor seat 2 gives 7H, debtor seat 1 returns KH."""
     state = resume_after_deal_one((0, -2, 2))
     hands = {
         2: EXCHANGE_A,

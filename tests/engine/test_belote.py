@@ -1,4 +1,4 @@
-"""Belote scenarios (RULES.md, Belote) and a random-playout property test.
+"""Belote scenarios (docs/rules.md, Belote) and a random-playout property test.
 
 Seats 0 and 2 play against seats 1 and 3; play goes to the right: 0, 3, 2, 1. Most scenarios
 have seat 0 deal, so seat 3 bids first and seat 0 leads the first trick.
@@ -382,7 +382,7 @@ def test_trump_led_without_trump_plays_any_card() -> None:
 
 
 def test_worked_examples_of_the_rules() -> None:
-    # RULES.md, worked examples: (card points of takers, defenders), takers' belote.
+    # docs/rules.md, worked examples: (card points of takers, defenders), takers' belote.
     assert team_scores(0, (90, 72), (20, 0), (0, 0)) == ((110, 72), True)
     assert team_scores(0, (70, 92), (20, 0), (0, 0)) == ((20, 162), False)
     assert team_scores(0, (81, 81), (0, 0), (0, 0)) == ((0, 162), False)

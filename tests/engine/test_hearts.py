@@ -1,4 +1,4 @@
-"""Hearts scenarios (RULES.md, Hearts) written with card strings."""
+"""Hearts scenarios (docs/rules.md, Hearts) written with card strings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rating formulas against RULES.md's worked examples and edges."""
+"""Rating formulas against docs/rules.md's worked examples and edges."""
 
 import pytest
 

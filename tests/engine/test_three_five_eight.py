@@ -1,4 +1,4 @@
-"""3-5-8 scenarios (RULES.md, 3-5-8) written with card strings, and random-game properties."""
+"""3-5-8 scenarios (docs/rules.md, 3-5-8) written with card strings, and random-game properties."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def shuffled(rng: random.Random) -> list[Card]:
     return deck
 
 
-# -- worked examples (RULES.md) ------------------------------------------------------------
+# -- worked examples (docs/rules.md) ------------------------------------------------------------
 
 TRUMP_EXAMPLE_HANDS = {
     # Dealer 0: seat 1 declares (target 8), seat 2 is third (5), seat 0 deals (3).
@@ -359,7 +359,7 @@ def test_no_trump_may_be_given_in_the_exchange() -> None:
 
 def test_a_creditor_holding_only_trumps_skips_the_exchanges_left() -> None:
     """A 16-card hand always holds three cards outside a 13-card trump suit, so a real deal
-    cannot reach this; RULES.md still states the rule, so the hand is forced here."""
+    cannot reach this; docs/rules.md still states the rule, so the hand is forced here."""
     state = resume_after_deal_one((2, 1, -3))  # third (seat 0) +2, dealer (seat 1) +1
     state.deal(deck_order(1, {2: "AH KH QH JH 10H 9H"}))
     state.hands[0] = [card for card in FULL_DECK if SUIT_OF[card] == 3]  # all 13 spades

@@ -1,4 +1,4 @@
-"""Whist scenarios (RULES.md, Whist) and a random-playout property harness.
+"""Whist scenarios (docs/rules.md, Whist) and a random-playout property harness.
 
 Hands are set up by building the deck order that deals them: ``deck_order`` inverts the dealing
 documented in ``cardtable.engine.whist`` (card ``i`` goes to seat ``(dealer + 1 + i) % n``, then
@@ -171,7 +171,7 @@ def seat_score(facts: Sequence[Fact], seat: int) -> int:
     return int(scored.scores[seat])
 
 
-# -- the worked examples (RULES.md, "Worked examples") ------------------------------------
+# -- the worked examples (docs/rules.md, "Worked examples") ------------------------------------
 @pytest.mark.parametrize(
     ("bid_tricks", "tricks", "score"),
     [(3, 3, 8), (3, 2, -1), (3, 4, -1), (3, 1, -2), (3, 5, -2), (3, 0, -3), (3, 6, -3), (0, 0, 5)],

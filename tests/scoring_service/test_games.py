@@ -2,7 +2,7 @@
 
 Each scenario writes a log with ``TableLog`` (the engine plays; nothing here knows a rule),
 publishes it to the test's stream and lets the real consumer project it. The expected ratings
-are computed here from the final totals with the rating module, or written out from RULES.md's
+are computed here from the final totals with the rating module, or written out from docs/rules.md's
 worked examples.
 """
 

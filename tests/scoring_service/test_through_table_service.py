@@ -3,7 +3,7 @@
 The log here is the real one: scripted clients play over gRPC, the table service appends,
 and the live consumer projects the stream. Deal scores, totals and places are compared with
 the game record the table service serves, and the rating changes are computed in the test
-from RULES.md's formulas (equal starting ratings of 1500). The tables are created rated: a
+from docs/rules.md's formulas (equal starting ratings of 1500). The tables are created rated: a
 timer long enough for a person, and each game's standard options.
 """
 
@@ -38,7 +38,7 @@ GAMES = [
     ("358", 3, {}),
     ("belote", 4, {}),
 ]
-#: Hearts passes left, right, across, then not at all, deal after deal (RULES.md).
+#: Hearts passes left, right, across, then not at all, deal after deal (docs/rules.md).
 HEARTS_PASSING = ("left", "right", "across", None)
 
 

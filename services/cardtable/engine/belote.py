@@ -118,7 +118,7 @@ DECK: tuple[Card, ...] = deck_of_ranks(SEVEN)
 #: Seats 0 and 2 play against seats 1 and 3; a seat's team is ``seat % 2``.
 TEAMS: tuple[tuple[int, ...], ...] = ((0, 2), (1, 3))
 
-#: The seat after ``seat`` in play and deal order: its right, seat - 1 (RULES.md, Belote).
+#: The seat after ``seat`` in play and deal order: its right, seat - 1 (docs/rules.md, Belote).
 NEXT_SEAT: tuple[int, ...] = tuple((seat - 1) % PLAYERS for seat in range(PLAYERS))
 
 FIRST_PACKET = 3  # "3 cards to each, then 2 to each"
@@ -138,10 +138,10 @@ TARGET = 501
 BID_PHASE = "bid"
 PLAY_PHASE = "play"
 
-#: Rank orders, highest first (RULES.md, Belote: "Card order").
+#: Rank orders, highest first (docs/rules.md, Belote: "Card order").
 TRUMP_ORDER = (JACK, NINE, ACE, TEN, KING, QUEEN, EIGHT, SEVEN)
 PLAIN_ORDER = (ACE, TEN, KING, QUEEN, JACK, NINE, EIGHT, SEVEN)
-#: Card points by rank (RULES.md, Belote: "Card points"); ranks not listed are worth 0.
+#: Card points by rank (docs/rules.md, Belote: "Card points"); ranks not listed are worth 0.
 TRUMP_POINTS = {JACK: 20, NINE: 14, ACE: 11, TEN: 10, KING: 4, QUEEN: 3}
 PLAIN_POINTS = {ACE: 11, TEN: 10, KING: 4, QUEEN: 3, JACK: 2}
 
@@ -190,7 +190,7 @@ NAME_BIDS: tuple[tuple[Action, ...], ...] = tuple(
 
 @dataclass(frozen=True)
 class BeloteOptions:
-    """Table options for Belote: none, RULES.md fixes every rule of the game."""
+    """Table options for Belote: none, docs/rules.md fixes every rule of the game."""
 
 
 class TrumpBidMade(NamedTuple):
@@ -253,7 +253,7 @@ def team_scores(
 ) -> tuple[tuple[int, int], bool]:
     """Each team's score for a deal, and whether the taking team made its contract.
 
-    All sequences are indexed by team (0: seats 0 and 2, 1: seats 1 and 3). RULES.md, Belote:
+    All sequences are indexed by team (0: seats 0 and 2, 1: seats 1 and 3). docs/rules.md, Belote:
     the taking team must score more than the other, each side counting its card points plus
     its belote; if it does not, the other team scores all 162 card points plus any capot bonus
     of its own, and the taking team keeps only its belote, which always stays with its owners.
@@ -364,7 +364,7 @@ class BeloteState(GameState):
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout).
 
-        RULES.md, Belote, "Play": follow suit; on a trump lead, beat the highest trump if you
+        docs/rules.md, Belote, "Play": follow suit; on a trump lead, beat the highest trump if you
         can; void in the suit led, trump (over the highest trump if you can) unless your
         partner is winning the trick; with no trump, anything.
         """
@@ -398,7 +398,8 @@ class BeloteState(GameState):
         return self._why_play_illegal(seat, action.card)
 
     def _why_bid_illegal(self, action: Action) -> str | None:
-        """RULES.md, Belote, "Bidding": round 1 take or pass, round 2 name another suit or pass."""
+        """docs/rules.md, Belote, "Bidding": round 1 take or pass, round 2 name another suit or
+        pass."""
         kind = action.kind
         if kind == PASS:
             return None
@@ -432,7 +433,7 @@ class BeloteState(GameState):
             return None
         if card in self._playable(hand):
             return None
-        # The card breaks a rule of "Play" (RULES.md, Belote): say which one.
+        # The card breaks a rule of "Play" (docs/rules.md, Belote): say which one.
         if suit != led and any(SUIT_OF[other] == led for other in hand):
             return f"you must follow {SUIT_NAMES[led]}"
         if suit != self.trump:
@@ -464,7 +465,7 @@ class BeloteState(GameState):
         return facts
 
     def _throw_in(self) -> list[Fact]:
-        """RULES.md, Belote: all passed twice, the cards are thrown in; the deal scores 0."""
+        """docs/rules.md, Belote: all passed twice, the cards are thrown in; the deal scores 0."""
         facts: list[Fact] = [DealThrownIn(self.deal_number, self.dealer)]
         totals = self._record_deal_scores([0] * PLAYERS)
         facts.append(DealScored(self.deal_number, (0,) * PLAYERS, totals))
@@ -490,7 +491,7 @@ class BeloteState(GameState):
             hand.sort()
         self.stock = []
         self.belote_seat = self._belote_holder()
-        # The dealer leads the first trick (RULES.md, Belote: seed wording).
+        # The dealer leads the first trick (docs/rules.md, Belote: seed wording).
         self.leader = self.player = self.dealer
         self._phase = PLAY_PHASE
         return facts
@@ -502,7 +503,7 @@ class BeloteState(GameState):
     def _belote_holder(self) -> int | None:
         """The seat dealt both the king and queen of trump, from its hand and the cards it played.
 
-        RULES.md, Belote: "holding both the K and Q of trump after the deal is completed".
+        docs/rules.md, Belote: "holding both the K and Q of trump after the deal is completed".
         """
         owners = self._owners()
         holder = owners.get(make_card(KING, self.trump))
@@ -555,7 +556,7 @@ class BeloteState(GameState):
         return facts
 
     def _score_deal(self) -> list[Fact]:
-        """RULES.md, Belote: belote, capot, the contract, then the 501 end."""
+        """docs/rules.md, Belote: belote, capot, the contract, then the 501 end."""
         assert self.taker is not None
         facts: list[Fact] = []
         belote = [0, 0]
@@ -594,7 +595,7 @@ class BeloteState(GameState):
         """The leading team's total over 501, capped at 1 (1 once the game is over).
 
         Belote has no fixed number of deals, so "the fraction of the game's deals completed"
-        (RULES.md, leavers) is read as how far the leading team is towards the 501 that ends
+        (docs/rules.md, leavers) is read as how far the leading team is towards the 501 that ends
         the game: the same reading as Hearts' classic game and its 100.
         """
         if self.over:
@@ -809,7 +810,7 @@ def _canonical_bid(action: Action) -> Action:
 
 
 def _game_won(totals: Sequence[int]) -> bool:
-    """RULES.md, Belote, "End": a team has 501 or more, and the two teams are not level."""
+    """docs/rules.md, Belote, "End": a team has 501 or more, and the two teams are not level."""
     return max(totals) >= TARGET and totals[0] != totals[1]
 
 

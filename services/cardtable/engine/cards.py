@@ -116,7 +116,7 @@ def check_deck_order(order: Sequence[Card], deck: Sequence[Card]) -> tuple[Card,
 
 
 def trick_winner(cards: Sequence[Card], leader: int, trump: int, players: int) -> int:
-    """The seat that wins ``cards`` (in play order from ``leader``): RULES.md, common rules,
+    """The seat that wins ``cards`` (in play order from ``leader``): docs/rules.md, common rules,
     for the ace-high games (Whist, 3-5-8; Hearts, with no trump, inlines it in its hot path).
 
     The highest trump wins, else the highest card of the suit led. Within a suit a higher card

@@ -162,7 +162,7 @@ def _suit_cards(deck: Sequence[Card], suit: int) -> list[Card]:
 
 
 def _exclude_voids(layout: _Layout, deck: Sequence[Card], plays: list[_Play]) -> None:
-    """A player who did not follow the suit led has none of it (RULES.md, common rules)."""
+    """A player who did not follow the suit led has none of it (docs/rules.md, common rules)."""
     for play in plays:
         if play.trick and SUIT_OF[play.card] != SUIT_OF[play.trick[0]]:
             layout.exclude(play.seat, _suit_cards(deck, SUIT_OF[play.trick[0]]))
@@ -398,7 +398,7 @@ class _ThreeFiveEightView(_GameView):
     def _exchanges(
         observation: Mapping[str, Any], layout: _Layout, talon_taken: bool, played: set[Card]
     ) -> None:
-        """What the seat learnt from the exchanges it took part in (RULES.md, card exchange).
+        """What the seat learnt from the exchanges it took part in (docs/rules.md, card exchange).
 
         The debtor gives back the highest card it holds in the suit of the card received, so
         it held nothing higher, and never will this deal (whatever it receives later, its
@@ -538,7 +538,7 @@ class _BeloteView(_GameView):
 
     @staticmethod
     def _exclude_by_play(layout: _Layout, plays: list[_Play], trump: int) -> None:
-        """RULES.md, Belote, "Play": what a card played shows about the rest of the hand.
+        """docs/rules.md, Belote, "Play": what a card played shows about the rest of the hand.
 
         Not following shows a void. On a trump lead, a trump that does not beat the highest
         shows no higher trump, and no trump at all shows a void in trumps. Void in a plain

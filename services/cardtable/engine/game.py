@@ -58,7 +58,7 @@ class GameSpec:
     state_type: type[GameState]
     lower_is_better: bool = False
     teams: tuple[tuple[int, ...], ...] = ()
-    #: The game ends at once when every other person has left (Whist, RULES.md).
+    #: The game ends at once when every other person has left (Whist, docs/rules.md).
     ends_when_one_person_remains: bool = False
 
     def new_game(

@@ -84,7 +84,7 @@ CLASSIC_END = 100
 PASS_PHASE = "pass"
 PLAY_PHASE = "play"
 
-#: Seat offsets of the passing cycle: left, right, across, no pass (RULES.md, Hearts).
+#: Seat offsets of the passing cycle: left, right, across, no pass (docs/rules.md, Hearts).
 PASS_CYCLE = (1, 3, 2, 0)
 PASS_DIRECTION_NAMES = {1: "left", 3: "right", 2: "across", 0: "none"}
 

@@ -102,7 +102,7 @@ PHASES = (DEAL_PHASE, CONTRACT_PHASE, EXCHANGE_PHASE, DISCARD_PHASE, PLAY_PHASE,
 
 NO_TRUMP = "NT"
 MINIMUM_TRICKS = "MT"
-#: The six contracts, each chosen once per declarer over the game (RULES.md, 3-5-8).
+#: The six contracts, each chosen once per declarer over the game (docs/rules.md, 3-5-8).
 CONTRACTS = ("S", "H", "D", "C", NO_TRUMP, MINIMUM_TRICKS)
 CONTRACT_ACTIONS: dict[str, Action] = {
     contract: choose_contract(contract) for contract in CONTRACTS

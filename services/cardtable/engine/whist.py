@@ -84,7 +84,7 @@ SEATS: tuple[tuple[int, ...], ...] = tuple((seat,) for seat in range(MAX_PLAYERS
 
 
 def deal_sizes(players: int) -> tuple[int, ...]:
-    """Cards each, deal by deal: RULES.md Whist "1-8-1", 3n + 12 deals.
+    """Cards each, deal by deal: docs/rules.md Whist "1-8-1", 3n + 12 deals.
 
     >>> deal_sizes(3)
     (1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 7, 6, 5, 4, 3, 2, 1, 1, 1)
@@ -94,12 +94,12 @@ def deal_sizes(players: int) -> tuple[int, ...]:
 
 
 def whist_deck(players: int) -> tuple[Card, ...]:
-    """The 8 × n highest cards: 2n ranks down from the ace in each suit (RULES.md Whist)."""
+    """The 8 × n highest cards: 2n ranks down from the ace in each suit (docs/rules.md Whist)."""
     return deck_of_ranks(ACE + 1 - 2 * players)
 
 
 def deal_score(bid: int, tricks: int) -> int:
-    """One deal's score before streaks (RULES.md Whist, hand score).
+    """One deal's score before streaks (docs/rules.md Whist, hand score).
 
     Exactly the bid earns 5 + bid; otherwise the player loses one point per trick of difference.
 
@@ -112,7 +112,7 @@ def deal_score(bid: int, tricks: int) -> int:
 
 
 def streak_step(exact_run: int, miss_run: int, exact: bool) -> tuple[int, int, int]:
-    """The streak counters after one counted deal, and the bonus it earns (RULES.md Whist).
+    """The streak counters after one counted deal, and the bonus it earns (docs/rules.md Whist).
 
     An exact bid extends the exact run and ends the miss run, a miss the other way round; the
     fifth in a row earns +10 (or -10) and both runs restart from zero. Deals of one card are not
@@ -199,7 +199,7 @@ class WhistState(GameState):
         facts.extend(
             CardsDealt(seat, tuple(self.hands[seat]), SEATS[seat]) for seat in range(players)
         )
-        # RULES.md Whist, trump: the next card is turned up; a deal of 8 has none left over.
+        # docs/rules.md Whist, trump: the next card is turned up; a deal of 8 has none left over.
         if dealt < len(order):
             self.turned_up = order[dealt]
             self.trump = SUIT_OF[self.turned_up]
@@ -209,7 +209,7 @@ class WhistState(GameState):
             self.turned_up = None
             self.trump = NO_TRUMP
             facts.append(TrumpChosen(""))
-        # RULES.md Whist, bidding: starting left of the dealer.
+        # docs/rules.md Whist, bidding: starting left of the dealer.
         self._phase = BID_PHASE
         self.player = first
         return facts
@@ -240,7 +240,7 @@ class WhistState(GameState):
     def _forbidden_bid(self, seat: int) -> int | None:
         """The bid the dealer may not make: the one that makes the bids total the cards each.
 
-        RULES.md Whist, bidding. ``None`` for the other seats, and for the dealer when the
+        docs/rules.md Whist, bidding. ``None`` for the other seats, and for the dealer when the
         others already bid more than there are tricks.
         """
         if seat != self.dealer:
@@ -289,7 +289,7 @@ class WhistState(GameState):
         trick = self.trick
         if not trick:
             return None
-        # RULES.md Whist, play: follow suit if possible; else any card, or a trump if the
+        # docs/rules.md Whist, play: follow suit if possible; else any card, or a trump if the
         # must-trump option is on and the player holds one.
         led = SUIT_OF[trick[0]]
         suit = SUIT_OF[card]
@@ -312,7 +312,7 @@ class WhistState(GameState):
         self.bids[seat] = tricks
         self.player = (seat + 1) % self.num_players
         if seat == self.dealer:
-            # RULES.md Whist, play: the player left of the dealer leads the first trick.
+            # docs/rules.md Whist, play: the player left of the dealer leads the first trick.
             self._phase = PLAY_PHASE
             self.leader = self.player
         return [BidMade(seat, tricks)]
@@ -339,7 +339,8 @@ class WhistState(GameState):
         return facts
 
     def _score_deal(self) -> list[Fact]:
-        """Score the deal (RULES.md Whist, hand score and streaks); end the game after the last."""
+        """Score the deal (docs/rules.md, Whist: hand score and streaks); end the game after the
+        last."""
         facts: list[Fact] = []
         counted = self.cards_each > 1
         scores = []

@@ -3,7 +3,7 @@
 Layers, each importing only those below it:
 
 * ``messages`` (decode a stored event batch), ``rows`` (the projection's rows) and ``ratings``
-  (which RULES.md rating rule applies to a finished game) are pure;
+  (which docs/rules.md rating rule applies to a finished game) are pure;
 * ``projection`` folds decoded batches onto the rows, still pure;
 * ``writer`` loads the rows a batch touches, folds, and writes rows and position in one
   transaction; ``consumer`` (the live JetStream consumer) and ``rebuild`` (the whole log again)

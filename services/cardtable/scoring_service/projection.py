@@ -58,7 +58,7 @@ from cardtable.scoring_service.rows import (
 from cardtable_api.events.v1 import events_pb2, facts_pb2
 
 HEARTS = "hearts"
-#: SeatHandedToBot reasons that count the replaced person as disconnected (RULES.md).
+#: SeatHandedToBot reasons that count the replaced person as disconnected (docs/rules.md).
 DISCONNECTING_REASONS = frozenset({"left", "timeouts"})
 KINDS = {events_pb2.PLAYER_KIND_BOT: BOT, events_pb2.PLAYER_KIND_PERSON: PERSON}
 #: The method of :class:`Projection` that folds each kind of event, and each kind of fact,
@@ -273,11 +273,11 @@ class Projection:
         self._sit(state, reclaimed.seat, reclaimed.player_id, PERSON)
         rated = state.rated.get(reclaimed.seat)
         if rated is not None and rated.player_id == reclaimed.player_id:
-            rated.left_progress = None  # RULES.md: no longer counted as disconnected
+            rated.left_progress = None  # docs/rules.md: no longer counted as disconnected
             self.touch(rated)
 
     def _disconnect(self, state: TableState, seat: int, player_id: str, progress: float) -> None:
-        """Count the seat's rated player as disconnected from ``progress`` on (RULES.md)."""
+        """Count the seat's rated player as disconnected from ``progress`` on (docs/rules.md)."""
         rated = state.rated.get(seat)
         if state.game.status != RUNNING or rated is None:
             return  # leaving an open table or a finished game costs nothing

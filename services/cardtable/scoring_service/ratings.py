@@ -1,4 +1,4 @@
-"""Which of RULES.md's rating rules applies to a finished game, and to whom.
+"""Which of docs/rules.md's rating rules applies to a finished game, and to whom.
 
 The formulas themselves live in :mod:`cardtable.engine.rating` and only there; this module
 decides what to feed them from the log:
@@ -62,7 +62,7 @@ class SeatChange:
 
 
 def seat_changes(finished: FinishedGame, ratings_before: Sequence[float]) -> list[SeatChange]:
-    """Each seat's change, given the seats' ratings before the game (RULES.md)."""
+    """Each seat's change, given the seats' ratings before the game (docs/rules.md)."""
     players = len(finished.seats)
     if finished.ended_early or finished.end_reason:
         return _early_end_changes(finished)
@@ -85,7 +85,7 @@ def seat_changes(finished: FinishedGame, ratings_before: Sequence[float]) -> lis
 
 
 def _early_end_changes(finished: FinishedGame) -> list[SeatChange]:
-    """RULES.md, Whist: "if every other person at the table has left"."""
+    """docs/rules.md, Whist: "if every other person at the table has left"."""
     if finished.end_reason != EVERYONE_ELSE_LEFT or finished.game != WHIST:
         raise PoisonMessageError(
             f"{finished.game} game ended early ({finished.end_reason or 'no reason'}): "

@@ -328,7 +328,7 @@ class TableLog:
         )
 
     def end_everyone_else_left(self) -> None:
-        """Whist: every other person has left, so the game ends at once (RULES.md)."""
+        """Whist: every other person has left, so the game ends at once (docs/rules.md)."""
         self.append(self._finished(ended_early=True, reason="everyone_else_left"))
 
 

@@ -2,7 +2,7 @@
 
 These are test oracles, not rules: they state what must hold whatever the rules decide
 (every card dealt once, a trick holds one card per seat, the engine's own snapshot check
-passes at the end of each deal) plus the score sums RULES.md guarantees for each game.
+passes at the end of each deal) plus the score sums docs/rules.md guarantees for each game.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from cardtable.engine.errors import InvalidInput
 from cardtable.engine.facts import CardPlayed, CardsDealt, DealScored, Fact, TrickWon
 from cardtable.engine.game import GameState
 
-#: What each game guarantees about one deal's scores or card points (RULES.md).
+#: What each game guarantees about one deal's scores or card points (docs/rules.md).
 DealCheck = Callable[[DealScored, list[TrickWon]], str | None]
 
 

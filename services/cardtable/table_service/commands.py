@@ -201,7 +201,7 @@ class Decider:
     def _come_back(self, state: TableState, principal: Principal, seat: int | None) -> Decision:
         """A person who left, or lost the seat to timeouts, takes it back from the computer.
 
-        RULES.md lets them reclaim it at their next turn; a move of theirs does that too (see
+        docs/rules.md lets them reclaim it at their next turn; a move of theirs does that too (see
         ``seat_for_move``), but only after seeing the seat's cards, which a computer player's
         seat does not show them. Joining again reclaims it at once, so that their next turn
         is theirs to see and to play, and they are no longer counted as disconnected.

@@ -70,7 +70,7 @@ from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 Reply = TypeVar("Reply")
 Context = grpc.aio.ServicerContext[Any, Any]
 
-#: Each setting a CreateTable request leaves unset (RULES.md: timer 30 s, fill after 20 s).
+#: Each setting a CreateTable request leaves unset (docs/rules.md: timer 30 s, fill after 20 s).
 DEFAULT_SETTINGS = events_pb2.TableSettings(
     turn_timer_ms=30_000, fill_with_bots=True, fill_wait_ms=20_000, bot_strategy="rules"
 )

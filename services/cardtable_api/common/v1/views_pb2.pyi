@@ -426,7 +426,7 @@ Global___Trick: _TypeAlias = Trick  # noqa: Y015
 
 @_typing.final
 class WhistDetails(_message.Message):
-    """Whist (RULES.md): the deal sizes rise and fall; each seat bids the tricks it will take."""
+    """Whist (docs/rules.md): the deal sizes rise and fall; each seat bids the tricks it will take."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
