@@ -109,6 +109,11 @@ def _display_key(card: str) -> tuple[int, int]:
     return DISPLAY_SUITS.index(card[-1]), -RANKS.index(card[:-1])
 
 
+def display_order(cards: Iterable[str]) -> list[str]:
+    """A hand as people are shown it: by suit (♠ ♥ ♣ ♦), each suit high to low."""
+    return sorted(cards, key=_display_key)
+
+
 def cards_text(cards: Iterable[str | int], *, in_order: bool = False) -> Text:
     """Cards for people: by suit (♠ ♥ ♣ ♦), high to low, a wider gap between suits.
 
@@ -118,7 +123,7 @@ def cards_text(cards: Iterable[str | int], *, in_order: bool = False) -> Text:
     if not texts:
         return Text("none", style=DIM)
     if not in_order:
-        texts.sort(key=_display_key)
+        texts = display_order(texts)
     line = Text()
     for index, card in enumerate(texts):
         if index:
