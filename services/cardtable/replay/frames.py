@@ -55,7 +55,7 @@ from cardtable.replay.render import (
 from cardtable.replay.session import ReplayError, ReplayStep, Viewpoint, replay_steps
 
 #: Columns of the terminal lines shown beside the table (the trick rows of seven seats fit).
-LOG_WIDTH = 76
+LOG_WIDTH = 84
 #: Per deal, the fields a record keeps that show nothing a viewpoint did not see.
 PUBLIC_DEAL_FIELDS = ("number", "dealer", "tricks", "scores", "totals")
 
@@ -250,8 +250,9 @@ class _Frames:
         chips: list[str] = []
         trump = public.get("trump")
         if self.game == "whist":
-            if public.get("cards_each"):
-                chips.append(f"{public['cards_each']} cards each")
+            each = public.get("cards_each")
+            if each:
+                chips.append(f"{each} card{'' if each == 1 else 's'} each")
             if public.get("turned_up"):
                 chips.append(f"turned up {card_text(public['turned_up']).plain}")
             chips.append(_trump(trump) if trump else "no trump")
