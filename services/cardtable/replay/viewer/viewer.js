@@ -99,7 +99,7 @@
       const box = el("div", "seat");
       box.dataset.seat = String(seat);
       const a = angle(seat);
-      box.style.left = 50 + 35 * Math.cos(a) + "%";
+      box.style.left = 50 + 33 * Math.cos(a) + "%";
       box.style.top = 50 + 37 * Math.sin(a) + "%";
       if (frame.to_act.includes(seat)) box.classList.add("to-act");
       if (frame.trick_winner === seat) box.classList.add("winner");
