@@ -239,10 +239,9 @@ class _Frames:
         elif self.game == "hearts":
             points = public.get("points") or []
             if seat < len(points) and points[seat]:
-                notes.append(f"{points[seat]} points this deal")
+                notes.append(f"{_count(points[seat], 'point')} this deal")
         if self.tricks_won[seat]:
-            count = self.tricks_won[seat]
-            notes.append(f"{count} trick{'' if count == 1 else 's'}")
+            notes.append(_count(self.tricks_won[seat], "trick"))
         return notes
 
     def _chips(self, public: Mapping[str, Any]) -> list[str]:
@@ -250,9 +249,8 @@ class _Frames:
         chips: list[str] = []
         trump = public.get("trump")
         if self.game == "whist":
-            each = public.get("cards_each")
-            if each:
-                chips.append(f"{each} card{'' if each == 1 else 's'} each")
+            if public.get("cards_each"):
+                chips.append(f"{_count(public['cards_each'], 'card')} each")
             if public.get("turned_up"):
                 chips.append(f"turned up {card_text(public['turned_up']).plain}")
             chips.append(_trump(trump) if trump else "no trump")
@@ -295,7 +293,7 @@ class _Frames:
             parts.append(f"{who(step.seat)}: {_words(format_action(step.action))}")
         won = step.trick
         if won is not None:
-            points = f" ({won.points} points)" if self.game in POINT_GAMES else ""
+            points = f" ({_count(won.points, 'point')})" if self.game in POINT_GAMES else ""
             parts.append(f"{who(won.seat)} won trick {won.trick_number}{points}")
         if step.deal_scored is not None:
             parts.append(f"deal {step.deal_scored.deal_number} scored")
@@ -320,6 +318,10 @@ def _words(action_text: str) -> str:
 
 #: The verbs whose words are cards (the others' are numbers, suits or contracts).
 _CARD_VERBS = frozenset({PLAY_CARD, GIVE_CARD, PASS, DISCARD})
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _trump(letter: str) -> str:
