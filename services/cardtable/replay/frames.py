@@ -50,6 +50,7 @@ from cardtable.replay.render import (
     SUIT_SYMBOLS,
     GameRenderer,
     card_text,
+    counted,
     display_order,
 )
 from cardtable.replay.session import ReplayError, ReplayStep, Viewpoint, replay_steps
@@ -239,9 +240,9 @@ class _Frames:
         elif self.game == "hearts":
             points = public.get("points") or []
             if seat < len(points) and points[seat]:
-                notes.append(f"{_count(points[seat], 'point')} this deal")
+                notes.append(f"{counted(points[seat], 'point')} this deal")
         if self.tricks_won[seat]:
-            notes.append(_count(self.tricks_won[seat], "trick"))
+            notes.append(counted(self.tricks_won[seat], "trick"))
         return notes
 
     def _chips(self, public: Mapping[str, Any]) -> list[str]:
@@ -250,7 +251,7 @@ class _Frames:
         trump = public.get("trump")
         if self.game == "whist":
             if public.get("cards_each"):
-                chips.append(f"{_count(public['cards_each'], 'card')} each")
+                chips.append(f"{counted(public['cards_each'], 'card')} each")
             if public.get("turned_up"):
                 chips.append(f"turned up {card_text(public['turned_up']).plain}")
             chips.append(_trump(trump) if trump else "no trump")
@@ -293,7 +294,7 @@ class _Frames:
             parts.append(f"{who(step.seat)}: {_words(format_action(step.action))}")
         won = step.trick
         if won is not None:
-            points = f" ({_count(won.points, 'point')})" if self.game in POINT_GAMES else ""
+            points = f" ({counted(won.points, 'point')})" if self.game in POINT_GAMES else ""
             parts.append(f"{who(won.seat)} won trick {won.trick_number}{points}")
         if step.deal_scored is not None:
             parts.append(f"deal {step.deal_scored.deal_number} scored")
@@ -318,10 +319,6 @@ def _words(action_text: str) -> str:
 
 #: The verbs whose words are cards (the others' are numbers, suits or contracts).
 _CARD_VERBS = frozenset({PLAY_CARD, GIVE_CARD, PASS, DISCARD})
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _trump(letter: str) -> str:

@@ -263,7 +263,7 @@ class GameRenderer:
         self._emit(Rule(Text(title, style="bold")))
         line = Text.assemble(
             (self.viewpoint.describe(), NOTE),
-            f" · first dealer seat {record.first_dealer} · {_count(len(record.deals), 'deal')}"
+            f" · first dealer seat {record.first_dealer} · {counted(len(record.deals), 'deal')}"
             " recorded",
         )
         table_id = record.raw.get("table_id")
@@ -344,7 +344,7 @@ class GameRenderer:
         elif isinstance(fact, ExchangesOwed):
             self._line(
                 f"exchange: {self.who(fact.seat)} scored above 0 last deal and "
-                f"{self.who(fact.to_seat)} below: {_count(fact.number, 'card')} to exchange"
+                f"{self.who(fact.to_seat)} below: {counted(fact.number, 'card')} to exchange"
             )
         elif isinstance(fact, CardsExchanged):
             back: Text | str = (
@@ -367,7 +367,7 @@ class GameRenderer:
         elif isinstance(fact, ExchangesSkipped):
             self._line(
                 self._does(fact.seat, "hold", "holds"),
-                f" only trumps: {_count(fact.number, 'exchange')} skipped",
+                f" only trumps: {counted(fact.number, 'exchange')} skipped",
             )
         elif isinstance(fact, TalonTaken):
             self._line(
@@ -447,7 +447,7 @@ class GameRenderer:
         self._emit(Rule(Text(f"{title} · dealer {self.who(fact.dealer)}"), align="left"))
         details: list[Text | str] = []
         if self.game == "whist":
-            details.append(f"{_count(fact.cards_each, 'card')} each")
+            details.append(f"{counted(fact.cards_each, 'card')} each")
             turned = public.get("turned_up")
             if turned:
                 details += [Text.assemble("turned up ", card_text(turned))]
@@ -603,7 +603,8 @@ class GameRenderer:
         self._emit(table)
 
 
-def _count(number: int, noun: str) -> str:
+def counted(number: int, noun: str) -> str:
+    """``1 deal``, ``3 deals``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
@@ -633,15 +634,15 @@ def render_audit(report: AuditReport, source: str) -> list[RenderableType]:
         out.append(
             Text(
                 f"{game_spec(report.game).title}, {report.players} players · "
-                f"{_count(report.deals, 'deal')} · {_count(report.actions, 'action')} · "
-                f"{_count(report.tricks, 'trick')} · record version {report.version}",
+                f"{counted(report.deals, 'deal')} · {counted(report.actions, 'action')} · "
+                f"{counted(report.tricks, 'trick')} · record version {report.version}",
                 style=DIM,
             )
         )
     descriptions = {
         FORMAT: "the record reads and every action text parses",
         SHUFFLE: (
-            f"{report.shuffle_proofs} of {_count(report.deals, 'deal')}: "
+            f"{report.shuffle_proofs} of {counted(report.deals, 'deal')}: "
             "each seed matches its commitment and gives its deck"
             if report.shuffle_proofs or report.checks[SHUFFLE] == FAILED
             else "no shuffle proofs in this record: nothing to check"
