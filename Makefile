@@ -8,7 +8,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
 SOURCES := services tests scripts examples
 
-.PHONY: install proto proto-check proto-baseline run test test-fast lint format bench bench-engine bench-system bench-scoring clean lock
+.PHONY: install proto proto-check proto-baseline run test test-fast browser lint format bench bench-engine bench-system bench-scoring clean lock
 
 install: $(STAMP)
 
@@ -37,11 +37,15 @@ run: install
 	$(BIN)/cardtable run
 
 ## The whole test suite against real servers (the command CI runs).
-test: install proto-check
+test: install proto-check browser
 	$(BIN)/pytest
 
 test-fast: install
-	$(BIN)/pytest -m "not slow and not services"
+	$(BIN)/pytest -m "not slow and not services and not browser"
+
+## Debian's chromium, headless, for the replay viewer's browser test: installed only when missing.
+browser:
+	@sh scripts/ensure_chromium.sh
 
 lint: install proto-check
 	$(BIN)/ruff check $(SOURCES)

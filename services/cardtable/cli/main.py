@@ -25,11 +25,12 @@ from cardtable.bench.table_load import CLIENT_MODELS
 from cardtable.cli import call, token
 from cardtable.cli.progress import WorkProgress, duration_text, rate_text
 from cardtable.engine.errors import EngineError
-from cardtable.engine.record import dumps_record, load_record, verify_record
+from cardtable.engine.record import GameRecord, dumps_record, load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.platform.entrypoint import run_async
 from cardtable.platform.memory import garbage_collector_tuned
 from cardtable.replay.audit import PASSED, AuditReport, audit_record
+from cardtable.replay.html import html_request_problem, viewer_html
 from cardtable.replay.render import render_audit
 from cardtable.replay.session import ReplayError, Viewpoint
 from cardtable.replay.show import Pause, replay_request_problem, show_replay
@@ -191,6 +192,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if problem:
         console.print(Text(problem, style="red"))
         return 2
+    if args.html:
+        return _write_replay_html(args, record, viewpoint, console)
     pause: Pause | None = None
     if args.step and sys.stdin.isatty() and console.is_terminal:
         pause = partial(_ask, console)
@@ -204,6 +207,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 " (run cardtable audit for the full check)",
             )
         )
+        return 1
+    return 0
+
+
+def _write_replay_html(
+    args: argparse.Namespace, record: GameRecord, viewpoint: Viewpoint, console: Console
+) -> int:
+    """``replay --html FILE``: the game as one self-contained page (replay/html.py)."""
+    problem = "--step pauses a terminal; the page steps by itself" if args.step else None
+    problem = problem or html_request_problem(record, viewpoint)
+    if problem:
+        console.print(Text(problem, style="red"))
+        return 2
+    page = viewer_html(record, viewpoint, deal=args.deal)
+    Path(args.html).write_text(page.html, encoding="utf-8")
+    console.print(Text(f"wrote {args.html} ({viewpoint.describe()}): open it in a browser"))
+    if page.stopped:
+        console.print(Text(f"the record stops following the rules at {page.stopped}", "red"))
         return 1
     return 0
 
@@ -702,6 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--open", action="store_true", help="all hands open")
     rep.add_argument("--step", action="store_true", help="pause after each trick (terminal)")
     rep.add_argument("--deal", type=int, metavar="K", help="show only the K-th deal")
+    rep.add_argument("--html", metavar="FILE", help="write a self-contained page to step through")
     rep.set_defaults(handler=cmd_replay)
 
     aud = commands.add_parser("audit", help="check a log or record: results, seeds, no gaps")

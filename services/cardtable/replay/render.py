@@ -109,6 +109,11 @@ def _display_key(card: str) -> tuple[int, int]:
     return DISPLAY_SUITS.index(card[-1]), -RANKS.index(card[:-1])
 
 
+def display_order(cards: Iterable[str]) -> list[str]:
+    """A hand as people are shown it: by suit (♠ ♥ ♣ ♦), each suit high to low."""
+    return sorted(cards, key=_display_key)
+
+
 def cards_text(cards: Iterable[str | int], *, in_order: bool = False) -> Text:
     """Cards for people: by suit (♠ ♥ ♣ ♦), high to low, a wider gap between suits.
 
@@ -118,7 +123,7 @@ def cards_text(cards: Iterable[str | int], *, in_order: bool = False) -> Text:
     if not texts:
         return Text("none", style=DIM)
     if not in_order:
-        texts.sort(key=_display_key)
+        texts = display_order(texts)
     line = Text()
     for index, card in enumerate(texts):
         if index:
@@ -258,7 +263,7 @@ class GameRenderer:
         self._emit(Rule(Text(title, style="bold")))
         line = Text.assemble(
             (self.viewpoint.describe(), NOTE),
-            f" · first dealer seat {record.first_dealer} · {_count(len(record.deals), 'deal')}"
+            f" · first dealer seat {record.first_dealer} · {counted(len(record.deals), 'deal')}"
             " recorded",
         )
         table_id = record.raw.get("table_id")
@@ -339,7 +344,7 @@ class GameRenderer:
         elif isinstance(fact, ExchangesOwed):
             self._line(
                 f"exchange: {self.who(fact.seat)} scored above 0 last deal and "
-                f"{self.who(fact.to_seat)} below: {_count(fact.number, 'card')} to exchange"
+                f"{self.who(fact.to_seat)} below: {counted(fact.number, 'card')} to exchange"
             )
         elif isinstance(fact, CardsExchanged):
             back: Text | str = (
@@ -362,7 +367,7 @@ class GameRenderer:
         elif isinstance(fact, ExchangesSkipped):
             self._line(
                 self._does(fact.seat, "hold", "holds"),
-                f" only trumps: {_count(fact.number, 'exchange')} skipped",
+                f" only trumps: {counted(fact.number, 'exchange')} skipped",
             )
         elif isinstance(fact, TalonTaken):
             self._line(
@@ -442,7 +447,7 @@ class GameRenderer:
         self._emit(Rule(Text(f"{title} · dealer {self.who(fact.dealer)}"), align="left"))
         details: list[Text | str] = []
         if self.game == "whist":
-            details.append(f"{_count(fact.cards_each, 'card')} each")
+            details.append(f"{counted(fact.cards_each, 'card')} each")
             turned = public.get("turned_up")
             if turned:
                 details += [Text.assemble("turned up ", card_text(turned))]
@@ -598,7 +603,8 @@ class GameRenderer:
         self._emit(table)
 
 
-def _count(number: int, noun: str) -> str:
+def counted(number: int, noun: str) -> str:
+    """``1 deal``, ``3 deals``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
@@ -635,15 +641,15 @@ def render_audit(
         out.append(
             Text(
                 f"{game_spec(report.game).title}, {report.players} players · "
-                f"{_count(report.deals, 'deal')} · {_count(report.actions, 'action')} · "
-                f"{_count(report.tricks, 'trick')} · record version {report.version}",
+                f"{counted(report.deals, 'deal')} · {counted(report.actions, 'action')} · "
+                f"{counted(report.tricks, 'trick')} · record version {report.version}",
                 style=DIM,
             )
         )
     descriptions = {
         FORMAT: "the record reads and every action text parses",
         SHUFFLE: (
-            f"{report.shuffle_proofs} of {_count(report.deals, 'deal')}: "
+            f"{report.shuffle_proofs} of {counted(report.deals, 'deal')}: "
             "each seed matches its commitment and gives its deck"
             if report.shuffle_proofs or report.checks[SHUFFLE] == FAILED
             else "no shuffle proofs in this record: nothing to check"
