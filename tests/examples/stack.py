@@ -28,6 +28,16 @@ READY = "serving until Ctrl-C"
 _NOT_PASSED_ON = {"NATS_URL", "DATABASE_URL", "TOKEN_SIGNING_KEY", "NATS_USER"}
 
 
+def stack_environment() -> dict[str, str]:
+    """This process's environment without the settings that would point ``cardtable run`` (or
+    a client) at the test run's own servers: the stack is always the embedded one."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name not in _NOT_PASSED_ON and not name.startswith("NATS_PASSWORD")
+    }
+
+
 @contextmanager
 def running_stack(
     workdir: Path, *, demo: bool = True, ready_seconds: float = 240
@@ -38,11 +48,7 @@ def running_stack(
     ``demo`` it plays its demonstration first, so ``DEMO_TABLE_ID`` names a finished game.
     Everything it printed is in ``workdir/run-output.txt``.
     """
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in _NOT_PASSED_ON and not name.startswith("NATS_PASSWORD")
-    }
+    environment = stack_environment()
     command = [str(BIN / "cardtable"), "run", "--log-dir", ".run/logs"]
     if not demo:
         command.append("--no-demo")
