@@ -230,10 +230,18 @@
     $("last").disabled = $("next").disabled = $("next-deal").disabled = index === frames.length - 1;
     document.body.dataset.step = String(index + 1);
     document.body.dataset.deal = String(frame.deal);
+    // The address follows a moment after the last step: browsers ignore most history
+    // rewrites made in quick succession (a key held down steps many times a second).
+    clearTimeout(hashTimer);
+    hashTimer = setTimeout(() => rememberStep(index + 1), 150);
+  }
+
+  let hashTimer = 0;
+  function rememberStep(step) {
     try {
-      history.replaceState(null, "", "#step=" + (index + 1));
+      history.replaceState(null, "", "#step=" + step);
     } catch (error) {
-      location.replace("#step=" + (index + 1)); // where a file: page may not rewrite its history
+      location.replace("#step=" + step); // where a file: page may not rewrite its history
     }
   }
 
