@@ -50,6 +50,7 @@ def test_a_finished_game_open_shows_every_hand_and_carries_the_whole_record(
     html = page.read_text()
     data = page_data(html)
     assert data["record"] == record
+    assert data["options"]["quick"] in ("true", "false")  # as a table's settings write it
     dealt = data["frames"][0]
     assert all(len(hand["cards"]) == 13 for hand in dealt["hands"])
     assert data["frames"][-1]["over"]

@@ -88,7 +88,7 @@ def viewer_data(record: GameRecord, viewpoint: Viewpoint) -> dict[str, Any]:
         "game": record.spec.name,
         "title": record.spec.title,
         "players": record.players,
-        "options": {key: str(value) for key, value in options.items()},
+        "options": {key: _option_text(value) for key, value in options.items()},
         "viewpoint": viewpoint.describe(),
         "viewpoint_seat": viewpoint.seat,
         "open": viewpoint.open,
@@ -354,3 +354,8 @@ def _ratings(record: GameRecord, result: Mapping[str, Any] | None) -> dict[str, 
     totals: Sequence[int] = result["totals"]
     changes = rating_changes(record.spec.name, totals, [INITIAL_RATING] * record.players)
     return {"changes": [round(change, 1) for change in changes], "note": basis}
+
+
+def _option_text(value: object) -> str:
+    """An option as a table's settings write it (``quick=false``, not Python's ``False``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
