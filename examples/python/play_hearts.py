@@ -29,6 +29,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterable
+from typing import cast
 
 import grpc
 import jwt
@@ -87,13 +88,32 @@ async def play_seat(
             expected_version=turn.version,  # ABORTED if the table has moved on since
         )
         try:
-            moved_at = (await tables.MakeMove(move, metadata=metadata)).version
+            moved_at = (await send_move(tables, move, metadata)).version
         except grpc.aio.AioRpcError as error:
             if error.code() != grpc.StatusCode.ABORTED:
                 raise
             # In Hearts every seat passes at once, and another seat's pass came first: the
             # stream sends our view at that newer version next.
     raise RuntimeError("the turn stream ended before the game did")
+
+
+async def send_move(
+    tables: table_pb2_grpc.TableServiceAsyncStub,
+    move: table_pb2.MakeMoveRequest,
+    metadata: Metadata,
+) -> table_pb2.MakeMoveResponse:
+    """MakeMove, waiting as told and sending the same command again when the player's rate
+    limit refuses it (fast computer players can bring the turns quicker than it allows)."""
+    while True:
+        try:
+            return await tables.MakeMove(move, metadata=metadata)
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            # grpc.aio gives (key, value) tuples, whatever its type stubs say
+            trailing = cast("Iterable[tuple[str, str]]", error.trailing_metadata() or ())
+            waits = [int(value) for key, value in trailing if key == "retry-after-ms"]
+            await asyncio.sleep(waits[0] / 1000 if waits else 1.0)
 
 
 async def read_log(table_id: str) -> list[events_pb2.Event]:

@@ -16,9 +16,11 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+import grpc
 import pytest
 
 from cardtable_api.events.v1 import events_pb2, facts_pb2
+from cardtable_api.table.v1 import table_pb2
 from tests.examples.stack import REPO, run_shell
 
 EXAMPLE = REPO / "examples" / "python" / "play_hearts.py"
@@ -121,3 +123,31 @@ EOF"""
     status, output = run_example(wrong, example_stack)
     assert status == 1, output
     assert "\nverdict: DISAGREE: totals from the facts [0, 0, 0, 0], GameFinished [" in output
+
+
+async def test_a_move_refused_by_the_rate_limit_is_sent_again_after_the_wait_it_names() -> None:
+    """Fast computer players bring a person's turns quicker than the rate limit allows: the
+    example waits as the refusal says and sends the same command (same id) again."""
+    example = load_example()
+    sent: list[str] = []
+
+    class Tables:
+        async def MakeMove(
+            self, move: table_pb2.MakeMoveRequest, metadata: object
+        ) -> table_pb2.MakeMoveResponse:
+            sent.append(move.command_id)
+            if len(sent) == 1:
+                raise grpc.aio.AioRpcError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    grpc.aio.Metadata(),
+                    grpc.aio.Metadata(("retry-after-ms", "30")),
+                    "too many requests",
+                )
+            return table_pb2.MakeMoveResponse(version=7)
+
+    move = table_pb2.MakeMoveRequest(command_id="c1", table_id="t", seat=0, action="play 2C")
+    started = time.monotonic()
+    reply = await example.send_move(Tables(), move, ())
+    assert reply.version == 7
+    assert sent == ["c1", "c1"]
+    assert time.monotonic() - started >= 0.03

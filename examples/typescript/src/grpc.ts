@@ -4,7 +4,7 @@
 // here takes the method's descriptor (`TableService.method.makeMove`) and serializes with it:
 // the request and the reply keep the generated types, and no `any` reaches the caller.
 
-import { Client, Metadata, credentials, type ServiceError } from "@grpc/grpc-js";
+import { Client, Metadata, credentials, status, type ServiceError } from "@grpc/grpc-js";
 import {
   create,
   fromBinary,
@@ -59,6 +59,26 @@ export function unary<I extends DescMessage, O extends DescMessage>(
       },
     );
   });
+}
+
+/**
+ * `call`, sent again after the wait a RESOURCE_EXHAUSTED refusal names in its trailing
+ * `retry-after-ms` (the per-player rate limit); any other error rejects as it comes. Send
+ * the same command id again, so that a command applied before its reply was lost counts once.
+ */
+export async function withRetryAfter<T>(call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      const refused = error as Partial<ServiceError>;
+      if (refused.code !== status.RESOURCE_EXHAUSTED) {
+        throw error;
+      }
+      const wait = Number(refused.metadata?.get("retry-after-ms")[0] ?? 1000);
+      await new Promise((resolve) => setTimeout(resolve, Number.isFinite(wait) ? wait : 1000));
+    }
+  }
 }
 
 /** A server-streaming call, read with `for await`. */
