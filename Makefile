@@ -6,16 +6,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.installed-stamp
-SOURCES := services tests scripts examples
+SOURCES := services tools tests scripts examples
 
 .PHONY: install proto proto-check proto-baseline run test test-fast browser lint format bench bench-engine bench-system bench-scoring clean lock
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml tools/pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]' -e './tools[containers]'
 	@touch $(STAMP)
 
 ## Regenerate services/cardtable_api from proto/ (never edit the generated code by hand).
@@ -52,6 +52,7 @@ lint: install proto-check
 	$(BIN)/ruff format --check $(SOURCES)
 	$(BIN)/mypy
 	$(BIN)/mypy examples/python
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff check --fix $(SOURCES)

@@ -10,7 +10,7 @@ Session fixtures (started at most once, and only when a test requests them):
   disturb the others can instead start its own with ``dev_servers()``.
 
 Each comes from ``NATS_URL``/``DATABASE_URL`` when set, else a testcontainer when Docker
-answers, else the embedded wheel servers (see ``cardtable.platform.provisioning``). A test that
+answers, else the embedded wheel servers (see ``cardtable_tools.servers.provisioning``). A test that
 asks for one and cannot get it errors; it is never skipped. The source used is printed in the
 terminal summary.
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # imported in the fixtures, so runs that need no server never
     import asyncpg
 
     from cardtable.platform.nats import NatsConnection
-    from cardtable.platform.provisioning import NatsNamespace, Provisioned
+    from cardtable_tools.servers.provisioning import NatsNamespace, Provisioned
 
 SERVICE_FIXTURES = frozenset(
     {
@@ -97,7 +97,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.fixture(scope="session")
 def docker_available() -> bool:
     """Whether a Docker engine answers; asked once per run, and only if a server is needed."""
-    from cardtable.platform.provisioning import docker_answers
+    from cardtable_tools.servers.provisioning import docker_answers
 
     return docker_answers(timeout_seconds=2.0)
 
@@ -111,7 +111,7 @@ def _record(request: pytest.FixtureRequest, service: Provisioned) -> Provisioned
 @pytest.fixture(scope="session")
 def nats_service(request: pytest.FixtureRequest, docker_available: bool) -> Provisioned:
     """The run's NATS and where it came from; ``.server`` is set when the run started it."""
-    from cardtable.platform.provisioning import provision_nats
+    from cardtable_tools.servers.provisioning import provision_nats
 
     return _record(request, provision_nats(os.environ, docker_available=lambda: docker_available))
 
@@ -119,7 +119,7 @@ def nats_service(request: pytest.FixtureRequest, docker_available: bool) -> Prov
 @pytest.fixture(scope="session")
 def postgres_service(request: pytest.FixtureRequest, docker_available: bool) -> Provisioned:
     """The run's PostgreSQL and where it came from; ``.server`` is set when the run started it."""
-    from cardtable.platform.provisioning import provision_postgres
+    from cardtable_tools.servers.provisioning import provision_postgres
 
     return _record(
         request, provision_postgres(os.environ, docker_available=lambda: docker_available)
@@ -141,7 +141,7 @@ def database_url(postgres_service: Provisioned) -> str:
 @pytest.fixture
 async def fresh_database_url(database_url: str) -> AsyncIterator[str]:
     """A database created for this test alone, dropped (connections forced out) afterwards."""
-    from cardtable.platform.provisioning import create_database, drop_database
+    from cardtable_tools.servers.provisioning import create_database, drop_database
 
     url = await create_database(database_url)
     yield url
@@ -171,7 +171,7 @@ async def nats_connection(nats_url: str) -> AsyncIterator[NatsConnection]:
 @pytest.fixture
 async def nats_namespace(nats_connection: NatsConnection) -> AsyncIterator[NatsNamespace]:
     """A prefix no other test uses; the streams created under it are deleted afterwards."""
-    from cardtable.platform.provisioning import NatsNamespace
+    from cardtable_tools.servers.provisioning import NatsNamespace
 
     namespace = NatsNamespace.random()
     yield namespace

@@ -6,8 +6,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from cardtable.bench.chart import PacedBar, draw_chart, paced_bars
-from cardtable.bench.system import TARGETS
+from cardtable_tools.bench.chart import PacedBar, draw_chart, paced_bars
+from cardtable_tools.bench.system import TARGETS
 
 
 def _run(tables: int, rate: float | None, p50: float, p99: float) -> dict[str, Any]:

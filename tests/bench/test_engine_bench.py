@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from cardtable.cli.main import main
-from cardtable.simulation.bench import YARDSTICK, engine_bench, run_yardstick
+from cardtable_tools.simulation.bench import YARDSTICK, engine_bench, run_yardstick
 
-PACKAGE = Path(__file__).resolve().parents[2] / "services" / "cardtable"
+PACKAGE = Path(__file__).resolve().parents[2] / "tools" / "cardtable_tools"
 
 
-def test_the_yardstick_ships_inside_the_package() -> None:
+def test_the_yardstick_ships_inside_the_tools_package() -> None:
     assert YARDSTICK.is_file()
     assert YARDSTICK.is_relative_to(PACKAGE)
     assert YARDSTICK.read_text().startswith('"""Yardstick: the cheapest honest Hearts deal')

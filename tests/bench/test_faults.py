@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from cardtable.bench.fault_checks import AckedMove, check_log
-from cardtable.bench.fault_report import FaultReport, Recovery
-from cardtable.bench.faults import FAULTS, run_faults
-from cardtable.table_service.store import StoredBatch
+from cardtable.eventlog.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
+from cardtable_tools.bench.fault_checks import AckedMove, check_log
+from cardtable_tools.bench.fault_report import FaultReport, Recovery
+from cardtable_tools.bench.faults import FAULTS, run_faults
 
 TABLE = "6f1c1d5e-0000-4000-8000-000000000001"
 

@@ -8,11 +8,11 @@ import time
 import pytest
 from nats.js.errors import NotFoundError
 
-from cardtable.bench.floor_budget import within_target
-from cardtable.bench.floor_frames import pack, unpack
-from cardtable.bench.floor_servers import work
-from cardtable.bench.move_floor import floor_servers, measure_floor
 from cardtable.platform.nats import NatsConnection
+from cardtable_tools.bench.floor_budget import within_target
+from cardtable_tools.bench.floor_frames import pack, unpack
+from cardtable_tools.bench.floor_servers import work
+from cardtable_tools.bench.move_floor import floor_servers, measure_floor
 
 
 def test_frames_come_back_as_they_were_packed() -> None:

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from cardtable.bench import quota_sides
-from cardtable.bench.quota_sides import compare_load, parse_sides, side_order
-from cardtable.bench.render import render_system_report
 from cardtable.cli.main import main
+from cardtable_tools.bench import quota_sides
+from cardtable_tools.bench.quota_sides import compare_load, parse_sides, side_order
+from cardtable_tools.bench.render import render_system_report
 
 
 @pytest.mark.services

@@ -1,4 +1,5 @@
-"""The projection lag at a paced load (``cardtable.bench.scoring_lag``), briefly, on real servers.
+"""The projection lag at a paced load (``cardtable_tools.bench.scoring_lag``), briefly, on
+real servers.
 
 A few seconds at 200 messages a second say nothing about issue #5's target (that is
 ``cardtable bench-scoring --lag-rate 1000 --lag-seconds 30``). Here we check what makes the
@@ -11,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from cardtable.bench.scoring_lag import format_lag, projection_lag_at_rate
-from cardtable.bench.scrape import HistogramSnapshot
+from cardtable_tools.bench.scoring_lag import format_lag, projection_lag_at_rate
+from cardtable_tools.bench.scrape import HistogramSnapshot
 
 RATE = 200.0
 SECONDS = 3.0

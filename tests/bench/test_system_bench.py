@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from cardtable.bench.render import render_system_report
-from cardtable.bench.scrape import HistogramSnapshot, parse_histogram
-from cardtable.bench.system import FLOOR_TARGETS, TARGETS, targets_met
 from cardtable.cli.main import main
+from cardtable_tools.bench.render import render_system_report
+from cardtable_tools.bench.scrape import HistogramSnapshot, parse_histogram
+from cardtable_tools.bench.system import FLOOR_TARGETS, TARGETS, targets_met
 
 EXPOSITION = """\
 # HELP lag_seconds Lag.

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from cardtable.bench import table_load
-from cardtable.bench.table_load import LoadResult, Pacer, _Table
-from cardtable.table_service.auth import TokenCodec
+from cardtable.platform.tokens import TokenCodec
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.bench import table_load
+from cardtable_tools.bench.table_load import LoadResult, Pacer, _Table
 
 
 class AcceptingStub:

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from cardtable.platform.provisioning import NatsNamespace
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import Cluster, running_rules, running_table_service
 
 

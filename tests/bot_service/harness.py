@@ -21,9 +21,9 @@ from cardtable.bot_service.main import BotServiceParts, bot_service_parts
 from cardtable.bot_service.settings import BotTuning
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
-from cardtable.stack.processes import ServiceProcess, start
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.stack.processes import ServiceProcess, start
 from tests.table_service.harness import SIGNING_KEY, Cluster, Player, pick_action
 
 #: Fast settings for tests: claims expire quickly, scans are frequent, grace is short.

@@ -14,8 +14,8 @@ from cardtable.bot_service.table_player import command_id_for, is_offered, rng_f
 from cardtable.bots.strategy import RandomStrategy
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.platform.settings import SettingsError, load
+from cardtable_tools.servers.provisioning import NatsNamespace
 
 TABLE = "6f1c2b1e-0000-4000-8000-000000000001"
 

@@ -6,9 +6,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from cardtable.bots.random_play import random_action, shuffled_deck
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
-from cardtable.simulation.playout import random_action, shuffled_deck
 
 #: Every game at every table size, with its rule options on and off.
 TABLES: list[tuple[str, int, dict[str, Any]]] = [

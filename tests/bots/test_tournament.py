@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from cardtable.bots.tournament import (
+from cardtable.cli.main import main
+from cardtable_tools.commands.tournament import tournament_estimate
+from cardtable_tools.tournament import (
     confidence_interval,
     estimate_game_seconds,
     game_advantages,
     run_tournament,
     win_shares,
 )
-from cardtable.cli.main import main, tournament_estimate
 
 
 def test_short_tournament_prints_one_json_object(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,11 +12,12 @@ from types import ModuleType
 import pytest
 from rich.console import Console
 
-from cardtable.bench import system
-from cardtable.bots import tournament
-from cardtable.cli import main, progress
+from cardtable.cli import progress
 from cardtable.cli.progress import WorkProgress
-from cardtable.simulation import bench
+from cardtable_tools import tournament
+from cardtable_tools.bench import system
+from cardtable_tools.commands import tournament as tournament_command
+from cardtable_tools.simulation import bench
 
 
 class Clock:
@@ -97,7 +98,9 @@ def test_a_terminal_gets_a_bar_and_the_summary_once_it_is_gone() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", [progress, main, tournament, system, bench], ids=lambda module: module.__name__
+    "module",
+    [progress, tournament_command, tournament, system, bench],
+    ids=lambda module: module.__name__,
 )
 def test_docstring_examples_pass(module: ModuleType) -> None:
     results = doctest.testmod(module)

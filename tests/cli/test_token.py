@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cardtable.cli.main import main
-from cardtable.table_service.auth import TokenCodec
+from cardtable.platform.tokens import TokenCodec
 
 KEY = "k" * 40
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from cardtable.platform.server_process import free_port
+from cardtable_tools.servers.server_process import free_port
 from tests.deploy.tools import REPO, compose_config, run, tool
 
 SERVICES = ("rules", "table", "scoring", "bots")

@@ -37,14 +37,14 @@ from cryptography.x509.oid import NameOID
 from nats.aio.msg import Msg
 from nats.js.errors import BucketNotFoundError
 
+from cardtable.eventlog.store import EventStore
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_streams import DUPLICATE_WINDOW_SECONDS
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.nats_access import COMPONENTS, PROVISIONER
-from cardtable.platform.provisioning import nats_answers
-from cardtable.platform.server_process import free_port
 from cardtable.platform.settings import NatsCredentials
-from cardtable.table_service.store import EventStore
+from cardtable_tools.servers.provisioning import nats_answers
+from cardtable_tools.servers.server_process import free_port
 from tests.deploy.test_kubernetes import config_data, rendered
 from tests.deploy.tools import REPO, compose_config, console_script, run, tool
 

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
+from cardtable.bots.random_play import random_action, shuffled_deck
 from cardtable.engine.cards import parse_card
 from cardtable.engine.facts import fact_to_dict, visible_to
 from cardtable.engine.game import GameState
 from cardtable.engine.record import load_record, verify_record
 from cardtable.engine.registry import GAMES, game_spec
-from cardtable.simulation.invariants import InvariantChecker
-from cardtable.simulation.playout import play_random_game, random_action, shuffled_deck
-from cardtable.simulation.records import record_random_game
+from cardtable_tools.simulation.invariants import InvariantChecker
+from cardtable_tools.simulation.playout import play_random_game
+from cardtable_tools.simulation.records import record_random_game
 
 CARD_TOKEN = re.compile(r"^(10|[2-9JQKA])[CDHS]$")
 

@@ -15,12 +15,12 @@ from cardtable.engine.record import load_record
 from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.reader import LogReader
 from cardtable.eventlog.records import record_from_batches
+from cardtable.eventlog.store import StoredBatch
 from cardtable.platform.log_signing import SIGNATURE_HEADER, batch_sha256
 from cardtable.replay.audit import AuditReport
 from cardtable.replay.session import Viewpoint
 from cardtable.replay.show import show_replay
 from cardtable.table_service.log_security import LogSecurity
-from cardtable.table_service.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
 from tests.table_service.harness import Cluster, play_to_the_end
 

@@ -18,6 +18,7 @@ from cardtable.engine.cards import parse_cards
 from cardtable.engine.registry import game_spec
 from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.records import record_from_batches
+from cardtable.eventlog.store import StoredBatch
 from cardtable.platform.deal_sealing import SealingKeys
 from cardtable.platform.fact_messages import fact_event
 from cardtable.platform.fact_upcasting import typed_event
@@ -27,7 +28,6 @@ from cardtable.scoring_service.messages import StoredMessage, decode
 from cardtable.scoring_service.projection import Projection
 from cardtable.scoring_service.rows import DealRow, DealSeatRow, GameRow
 from cardtable.table_service.log_security import LogSecurity
-from cardtable.table_service.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "log_before_typed_facts.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.records import record_from_batches
-from cardtable.table_service.store import StoredBatch
+from cardtable.eventlog.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
 
 

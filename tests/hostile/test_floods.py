@@ -12,12 +12,12 @@ from __future__ import annotations
 import pytest
 from grpc import StatusCode
 
-from cardtable.hostile import FuzzReport, fuzz_stack
-from cardtable.hostile.flood_replica import FloodLimits
-from cardtable.hostile.floods import refusal_problem
-from cardtable.hostile.kinds import FLOOD_KINDS
-from cardtable.hostile.report import FloodCall
-from cardtable.hostile.wire import Answer
+from cardtable_tools.hostile import FuzzReport, fuzz_stack
+from cardtable_tools.hostile.flood_replica import FloodLimits
+from cardtable_tools.hostile.floods import refusal_problem
+from cardtable_tools.hostile.kinds import FLOOD_KINDS
+from cardtable_tools.hostile.report import FloodCall
+from cardtable_tools.hostile.wire import Answer
 
 FLOODS = [kind.name for kind in FLOOD_KINDS]
 EXHAUSTED = StatusCode.RESOURCE_EXHAUSTED

@@ -15,11 +15,11 @@ import pytest
 from google.protobuf.message import DecodeError
 from grpc import StatusCode
 
-from cardtable.hostile import FuzzReport, fuzz_stack
-from cardtable.hostile.calls import HostileRequest, sometimes_pipelined, table_call
-from cardtable.hostile.garbage import undecodable_bytes
-from cardtable.hostile.kinds import KINDS
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.hostile import FuzzReport, fuzz_stack
+from cardtable_tools.hostile.calls import HostileRequest, sometimes_pipelined, table_call
+from cardtable_tools.hostile.garbage import undecodable_bytes
+from cardtable_tools.hostile.kinds import KINDS
 
 ALICE = (("authorization", "Bearer alice-token"),)
 

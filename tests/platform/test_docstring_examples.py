@@ -11,12 +11,11 @@ from cardtable.platform import (
     fact_messages,
     fact_upcasting,
     logging,
-    provisioning,
     rated_tables,
     settings,
 )
 
-MODULES = [settings, logging, provisioning, rated_tables, fact_messages, fact_upcasting]
+MODULES = [settings, logging, rated_tables, fact_messages, fact_upcasting]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

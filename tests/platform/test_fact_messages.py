@@ -39,9 +39,9 @@ from cardtable.platform.fact_upcasting import (
     typed_from_rules_fact,
 )
 from cardtable.rules_service.codec import encode_facts
-from cardtable.simulation.playout import play_random_game
 from cardtable_api.events.v1 import events_pb2, facts_pb2
 from cardtable_api.rules.v1 import rules_pb2
+from cardtable_tools.simulation.playout import play_random_game
 
 #: One fact of every kind, as a game would produce it (the rarest ones, a moon shot or a
 #: capot, seldom come up in random games).

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from cardtable.platform.nats import connect_nats
-from cardtable.platform.server_process import free_port
+from cardtable_tools.servers.server_process import free_port
 
 
 async def test_retries_before_the_first_connection_are_not_warnings(

@@ -1,7 +1,7 @@
 """Recorded games for the replay and audit tests: random legal play, written by RecordBuilder.
 
-Each game is played with :mod:`cardtable.simulation.playout`'s random legal actions from a fixed
-seed, so the records are the same on every run. Decks come from shuffle seeds (with their
+Each game is played with :mod:`cardtable.bots.random_play`'s random legal actions from a
+fixed seed, so the records are the same on every run. Decks come from shuffle seeds (with their
 proofs) as the table service makes them, unless a test asks for plain shuffled decks.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cardtable.simulation.records import Script, record_random_game
+from cardtable_tools.simulation.records import Script, record_random_game
 
 #: The game of each test record: (game, players, options, seed). Hearts plays the classic game
 #: so that every passing direction appears; Whist with 4 players has 24 deals.

@@ -15,6 +15,7 @@ from cardtable.cli.main import main
 from cardtable.engine.cards import FULL_DECK, parse_cards
 from cardtable.engine.shuffle import check_shuffle
 from cardtable.eventlog import reader
+from cardtable.platform.settings import LogReadingSettings
 from cardtable.replay.audit import audit_record
 from cardtable.replay.render import render_audit
 from tests.replay.conftest import game_record, to_version_0
@@ -147,12 +148,15 @@ def test_audit_of_a_table_the_log_does_not_hold(
             return 1
 
     @contextlib.asynccontextmanager
-    async def empty_log() -> AsyncIterator[EmptyLog]:
+    async def empty_log(settings: LogReadingSettings) -> AsyncIterator[EmptyLog]:
+        assert settings.url == "nats://127.0.0.1:9" and settings.prefix == "cardtable"
         yield EmptyLog()
 
     async def no_keys(env: Any) -> None:
         return None
 
+    monkeypatch.setenv("NATS_URL", "nats://127.0.0.1:9")
+    monkeypatch.delenv("EVENT_PREFIX", raising=False)
     monkeypatch.setattr(reader, "log_reader", empty_log)
     monkeypatch.setattr(reader, "verifying_keys", no_keys)
     code, out = run(capsys, "audit", "NOSUCHTABLE")

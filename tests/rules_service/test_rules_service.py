@@ -264,7 +264,7 @@ async def test_rules_process_reflection_and_graceful_sigterm() -> None:
     """As operators run it: its own process, reflection for grpcurl, clean exit on SIGTERM."""
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-    from cardtable.stack.processes import start
+    from cardtable_tools.stack.processes import start
 
     service = await start("rules", {})
     try:

@@ -15,7 +15,6 @@ from prometheus_client import CollectorRegistry
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.postgres import close_pool
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
@@ -24,6 +23,7 @@ from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import PROJECTION_TABLES
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.scoring_service.event_log import create_event_stream
 
 SCHEMA = "scoring"

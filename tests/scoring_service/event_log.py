@@ -1,6 +1,6 @@
 """Fixture event logs for the scoring tests: games from the simulation, appended to a stream.
 
-``TableLog`` and its helpers live in :mod:`cardtable.simulation.event_log` (the scoring
+``TableLog`` and its helpers live in :mod:`cardtable_tools.simulation.event_log` (the scoring
 benchmark writes its logs with them too); they are re-exported here so that tests read
 ``from tests.scoring_service.event_log import TableLog, people, publish``.
 
@@ -22,7 +22,8 @@ from nats.js.errors import NotFoundError
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import SIGNATURE_HEADER, BatchSigner, batch_sha256
-from cardtable.simulation.event_log import (
+from cardtable_api.events.v1 import events_pb2
+from cardtable_tools.simulation.event_log import (
     BOT,
     EPOCH,
     PERSON,
@@ -35,7 +36,6 @@ from cardtable.simulation.event_log import (
     people,
     public,
 )
-from cardtable_api.events.v1 import events_pb2
 
 __all__ = [
     "BOT",

@@ -16,11 +16,11 @@ from cardtable.platform.grpc_server import RunningServer, start_server
 from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.logging import JsonLogHandler, remove_logging
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.scoring_service.main import SERVICE_NAME, run, scoring_service
 from cardtable.scoring_service.page_tokens import encode_page_token
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.scoring_service.conftest import running_consumer, wait_for_position
 from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
 

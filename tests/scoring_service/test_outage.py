@@ -13,13 +13,13 @@ import asyncpg
 import pytest
 from prometheus_client import CollectorRegistry
 
-from cardtable.platform.dev_servers import DevServers, async_dev_servers
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings
+from cardtable_tools.servers.dev_servers import DevServers, async_dev_servers
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.scoring_service.event_log import TableLog, interleave, people, publish
 

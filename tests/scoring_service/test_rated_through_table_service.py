@@ -21,13 +21,13 @@ from cardtable.engine import rating
 from cardtable.platform.grpc_server import start_server
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.scoring_service.main import scoring_service
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.table_service.harness import (
     RATED_SETTINGS,

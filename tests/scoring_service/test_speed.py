@@ -1,6 +1,6 @@
 """How fast the projection goes, beside plain batched inserts into the same PostgreSQL.
 
-This is the scoring benchmark (``cardtable.bench.scoring_rates``) on a small log and the test
+This is the scoring benchmark (``cardtable_tools.bench.scoring_rates``) on a small log and the test
 run's servers. Run it alone to see the figures: ``pytest tests/scoring_service/test_speed.py
 -s``; ``cardtable bench-scoring --games 10000`` is the full-size run whose figures count.
 Rates are not asserted here (a busy machine would make that a coin toss, and a log this small
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from cardtable.bench.scoring_rates import format_report, scoring_rates
+from cardtable_tools.bench.scoring_rates import format_report, scoring_rates
 
 GAMES = 60
 

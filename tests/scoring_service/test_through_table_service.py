@@ -20,9 +20,9 @@ from cardtable.cli.main import main as cli
 from cardtable.engine import rating
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.table_service.harness import (
     RATED_SETTINGS,

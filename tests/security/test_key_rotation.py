@@ -9,8 +9,8 @@ from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.reader import LogReader
 from cardtable.platform.deal_sealing import SealingKeys
 from cardtable.platform.log_signing import SIGNATURE_HEADER, BatchSigner, BatchVerifier
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.log_security import LogSecurity
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service import harness
 from tests.table_service.harness import NO_TIMERS, play_to_the_end, running_table_service
 

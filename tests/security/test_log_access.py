@@ -19,8 +19,8 @@ from nats.aio.client import Client
 
 from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.reader import LogReader
+from cardtable.eventlog.store import EventStore
 from cardtable.platform.deal_sealing import UnsealError, open_event
-from cardtable.platform.dev_servers import DevServers, NatsAccessPlan, async_dev_servers
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import batch_sha256
 from cardtable.platform.log_streams import provision
@@ -30,9 +30,9 @@ from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.settings import ConsumerSettings
-from cardtable.table_service.store import EventStore
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
+from cardtable_tools.servers.dev_servers import DevServers, NatsAccessPlan, async_dev_servers
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.table_service.harness import (
     NO_TIMERS,

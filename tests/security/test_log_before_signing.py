@@ -13,12 +13,12 @@ from nats.js import api
 
 from cardtable.eventlog.audit import audit_log
 from cardtable.eventlog.reader import LogReader
+from cardtable.eventlog.store import StoredBatch
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_streams import ensure_events_stream, events_stream_config
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
-from cardtable.table_service.store import StoredBatch
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import log_security, play_to_the_end, running_table_service
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "log_before_signing.json"

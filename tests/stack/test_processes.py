@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cardtable.stack.processes import spawn, start
+from cardtable_tools.stack.processes import spawn, start
 
 
 async def test_a_service_that_fails_to_start_says_why_without_a_log_file() -> None:

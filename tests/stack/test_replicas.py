@@ -10,15 +10,15 @@ import grpc
 import pytest
 
 from cardtable.eventlog.audit import audit_log
+from cardtable.eventlog.store import EventStore
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
-from cardtable.stack.processes import ServiceProcess, start
-from cardtable.table_service.auth import TokenCodec
-from cardtable.table_service.store import EventStore
+from cardtable.platform.tokens import TokenCodec
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+from cardtable_tools.servers.provisioning import NatsNamespace
+from cardtable_tools.stack.processes import ServiceProcess, start
 from tests.table_service.harness import SIGNING_KEY, log_security
 
 pytestmark = pytest.mark.timeout(300)

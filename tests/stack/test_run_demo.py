@@ -17,8 +17,8 @@ import grpc
 import pytest
 from rich.console import Console
 
-from cardtable.stack.run import run_stack
 from cardtable_api.scoring.v1 import scoring_pb2, scoring_pb2_grpc
+from cardtable_tools.stack.run import run_stack
 
 pytestmark = pytest.mark.timeout(400)
 

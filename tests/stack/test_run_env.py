@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cardtable.stack.run_env import env_file_text, write_env_file
-from cardtable.stack.run_lock import RunDirectoryBusyError, run_directory_lock
+from cardtable_tools.stack.run_env import env_file_text, write_env_file
+from cardtable_tools.stack.run_lock import RunDirectoryBusyError, run_directory_lock
 
 
 def test_the_env_file_is_the_owners_only_and_bash_reads_back_every_value(tmp_path: Path) -> None:

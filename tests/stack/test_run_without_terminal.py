@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cardtable.cli.main import main
-from cardtable.stack import run
+from cardtable_tools.stack import run
 
 
 def test_without_a_terminal_the_demonstration_is_not_shown_live(

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.quotas import QuotaSettings
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import Cluster, running_rules, running_table_service
 
 

@@ -23,8 +23,8 @@ from cardtable.platform.log_streams import STREAM_CONFIG_INVALID
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.nats_access import TABLE
 from cardtable.platform.settings import NatsCredentials
+from cardtable.platform.tokens import BOT, PERSON, TokenCodec
 from cardtable.rules_service.main import rules_service
-from cardtable.table_service.auth import BOT, PERSON, TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.limits import TableLimits
 from cardtable.table_service.log_security import LogSecurity

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cardtable.stack.processes import ServiceProcess, start
+from cardtable_tools.stack.processes import ServiceProcess, start
 from tests.table_service.harness import SIGNING_KEY, TEST_LIMITS, log_security
 
 

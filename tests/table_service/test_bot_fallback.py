@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.limits import TableLimits
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import Cluster, pick_action, running_table_service
 
 FALLBACK_MS = 300

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable_api.rules.v1 import rules_pb2
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import pick_action, running_table_service
 
 

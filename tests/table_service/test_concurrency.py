@@ -12,11 +12,11 @@ import pytest
 
 from cardtable.engine.record import load_record, verify_record
 from cardtable.eventlog.records import record_from_batches
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.application import caller_command_id
 from cardtable.table_service.quotas import QuotaSettings
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import (
     Cluster,
     Player,

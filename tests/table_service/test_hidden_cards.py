@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.state import visible
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import (
     Cluster,
     Player,

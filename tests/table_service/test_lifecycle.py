@@ -11,7 +11,7 @@ import uuid
 import grpc
 import pytest
 
-from cardtable.table_service.auth import BOT
+from cardtable.platform.tokens import BOT
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from tests.table_service.harness import Cluster, Player, pick_action

@@ -16,12 +16,12 @@ from nats.aio.msg import Msg
 from nats.js import api
 from nats.js.errors import APIError
 
+from cardtable.eventlog.store import SEQUENCE_HEADER, WRONG_LAST_SEQUENCE, EventStore
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
-from cardtable.table_service.store import SEQUENCE_HEADER, WRONG_LAST_SEQUENCE, EventStore
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import (
     Cluster,
     pick_action,

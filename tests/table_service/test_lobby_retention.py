@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.application import summary_of
 from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, TableState, apply_batch
 from cardtable_api.events.v1 import events_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 
 DAY = 86_400.0
 START = 1_800_000_000.0  # seconds since the epoch, in 2027

@@ -8,9 +8,9 @@ import json
 from collections.abc import Callable
 
 from cardtable.platform.nats import NatsConnection
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING
+from cardtable_tools.servers.provisioning import NatsNamespace
 
 
 def seated(table_id: str, status: str, *people: str) -> TableSummary:

@@ -9,10 +9,10 @@ import time
 import grpc
 import pytest
 
-from cardtable.platform.provisioning import NatsNamespace
-from cardtable.table_service.auth import TokenCodec
+from cardtable.platform.tokens import TokenCodec
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import SIGNING_KEY, Player, pick_action
 from tests.table_service.processes import start_table_process
 

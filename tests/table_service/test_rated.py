@@ -14,20 +14,20 @@ import pytest
 
 from cardtable.platform.rated_tables import table_is_rated
 from cardtable.platform.settings import SettingsError, load
+from cardtable.platform.tokens import PERSON, Principal
 from cardtable.table_service import rated as rated_bounds
 from cardtable.table_service.application import summary_of
-from cardtable.table_service.auth import PERSON, Principal
 from cardtable.table_service.commands import Decider, Environment
 from cardtable.table_service.limits import TableLimits
 from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.main import TableServiceSettings
 from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS, is_rated
-from cardtable.table_service.rules_port import LocalRules
 from cardtable.table_service.servicer import _summary_message, settings_with_defaults
 from cardtable.table_service.state import TableState, apply_batch
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.rules.v1 import rules_pb2
+from tests.table_service.local_rules import LocalRules
 from tests.table_service.test_settings import REQUIRED
 
 HEARTS = rules_pb2.GameInfo(

@@ -13,9 +13,9 @@ import grpc
 import pytest
 
 from cardtable.platform.grpc_server import RunningServer, start_server
-from cardtable.platform.provisioning import NatsNamespace
-from cardtable.platform.server_process import free_port
 from cardtable.rules_service.main import rules_service
+from cardtable_tools.servers.provisioning import NatsNamespace
+from cardtable_tools.servers.server_process import free_port
 from tests.table_service.harness import pick_action, running_table_service
 
 

@@ -25,9 +25,9 @@ from cardtable.table_service.errors import (
     RuleViolationError,
 )
 from cardtable.table_service.rules_pipeline import PipelinedRules
-from cardtable.table_service.rules_port import LocalRules
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
+from tests.table_service.local_rules import LocalRules
 
 Context = grpc.aio.ServicerContext[Any, Any]
 

@@ -7,18 +7,18 @@ import asyncio
 import pytest
 from nats.js import api
 
-from cardtable.platform.log_names import LogNames
-from cardtable.platform.nats import NatsConnection, connect_nats
-from cardtable.platform.provisioning import NatsNamespace
-from cardtable.table_service.errors import DependencyUnavailableError
-from cardtable.table_service.store import (
+from cardtable.eventlog.store import (
     ORIGIN_HEADER,
     AppendConflictError,
     AppendResult,
     EventStore,
 )
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.nats import NatsConnection, connect_nats
+from cardtable.table_service.errors import DependencyUnavailableError
 from cardtable.table_service.table_changes import TableChanges
 from cardtable_api.events.v1 import events_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 
 SETTLE_SECONDS = 0.1
 

@@ -16,8 +16,8 @@ from typing import Any
 import grpc
 import pytest
 
-from cardtable.platform.provisioning import NatsNamespace
 from cardtable_api.table.v1 import table_pb2
+from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import Cluster, Player, pick_action, running_table_service
 
 GAMES = [("hearts", 4, {"quick": "true"}), ("358", 3, {}), ("belote", 4, {})]

@@ -15,10 +15,10 @@ import pytest
 from google.protobuf import json_format
 
 from cardtable.bots.observation import normalise_observation
+from cardtable.bots.random_play import random_action, shuffled_deck
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import GAMES, game_spec
 from cardtable.rules_service.codec import to_struct
-from cardtable.simulation.playout import random_action, shuffled_deck
 from cardtable.views.decode import decode_view
 from cardtable.views.encode import encode_view
 from cardtable.views.names import PHASES

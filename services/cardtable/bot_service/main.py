@@ -37,7 +37,7 @@ from cardtable.platform.logging import configure_logging, get_logger
 from cardtable.platform.metrics import new_registry
 from cardtable.platform.nats import connect_nats_from_settings
 from cardtable.platform.nats_access import BOTS
-from cardtable.table_service.auth import TokenCodec
+from cardtable.platform.tokens import TokenCodec
 
 
 @dataclass

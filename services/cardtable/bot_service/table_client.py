@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from cardtable.table_service.auth import BOT, TokenCodec
+from cardtable.platform.tokens import BOT, TokenCodec
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 if TYPE_CHECKING:

@@ -9,6 +9,6 @@
   the engine (:mod:`cardtable.engine.determinize` says what is hidden and where it may be);
 * :mod:`~cardtable.bots.search`: the ``search`` strategy, determinized Monte Carlo within a time
   budget per move;
-* :mod:`~cardtable.bots.registry`: strategies by name; :mod:`~cardtable.bots.tournament`:
+* :mod:`~cardtable.bots.registry`: strategies by name; :mod:`~cardtable_tools.tournament`:
   duplicate tournaments between them (``cardtable tournament``).
 """

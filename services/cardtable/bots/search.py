@@ -21,11 +21,11 @@ from typing import Any
 
 from cardtable.bots.determinize import sample_world
 from cardtable.bots.observation import acting_seat, normalise_observation
+from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import rules_action
 from cardtable.engine.actions import Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
-from cardtable.simulation.playout import random_action
 
 #: Chooses the action of the seat to act in a playout.
 PlayoutPolicy = Callable[[GameState, int, random.Random], Action]

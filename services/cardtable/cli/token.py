@@ -13,8 +13,7 @@ import argparse
 import os
 import sys
 
-from cardtable.table_service.auth import BOT, PERSON, TokenCodec
-from cardtable.table_service.errors import NotAuthenticatedError
+from cardtable.platform.tokens import BOT, PERSON, TokenCodec, TokenRefusedError
 
 MIN_KEY_CHARS = 32
 NO_KEY = (
@@ -64,7 +63,7 @@ def issue_token(name: str, kind: str, ttl_seconds: float, seat: str | None, key:
     token = codec.issue(name, kind, ttl_seconds, bot_seat=_seat(seat) if seat is not None else None)
     try:
         codec.verify(token)
-    except NotAuthenticatedError as refused:
+    except TokenRefusedError as refused:
         raise ValueError(f"the table service would refuse this token: {refused}") from None
     return token
 

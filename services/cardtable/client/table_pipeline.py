@@ -24,8 +24,7 @@ from cardtable.platform.pipeline_client import (
     PipelineStream,
     failed_status,
 )
-from cardtable.table_service.auth import bearer_token
-from cardtable.table_service.errors import NotAuthenticatedError
+from cardtable.platform.tokens import TokenRefusedError, bearer_token
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 Metadata = Sequence[tuple[str, str]]
@@ -41,7 +40,7 @@ def _token(metadata: Metadata) -> str:
     it is malformed: the server then answers the call UNAUTHENTICATED)."""
     try:
         return bearer_token(metadata)
-    except NotAuthenticatedError:
+    except TokenRefusedError:
         return ""
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cardtable.eventlog.records import record_from_batches
+from cardtable.eventlog.store import SCHEMA_VERSION, StoredBatch
 from cardtable.platform.log_signing import BatchVerifier, ChainCheck, LogIntegrityError
 from cardtable.replay.audit import PASSED, AuditProblem, AuditReport, audit_record
-from cardtable.table_service.store import SCHEMA_VERSION, StoredBatch
 
 LOG = "log"
 SIGNATURES = "signatures"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import grpc
 
-from cardtable.platform.log_names import DEFAULT_PREFIX, LogNames
+from cardtable.eventlog.store import EventStore, StoredBatch
+from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import (
     BatchVerifier,
     LogKeyError,
@@ -18,8 +18,7 @@ from cardtable.platform.log_signing import (
 )
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.nats_access import OPERATOR
-from cardtable.platform.settings import credentials_from
-from cardtable.table_service.store import EventStore, StoredBatch
+from cardtable.platform.settings import LogReadingSettings
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 
@@ -48,19 +47,13 @@ class LogReader:
 
 
 @asynccontextmanager
-async def log_reader(
-    nats_url: str | None = None, prefix: str | None = None
-) -> AsyncIterator[LogReader]:
-    """A reader on ``NATS_URL`` / ``EVENT_PREFIX`` (or the values given), as the operator user
-    the environment names."""
-    url = nats_url or os.environ.get("NATS_URL")
-    if not url:
-        raise RuntimeError("set NATS_URL (for example nats://127.0.0.1:4222) to read the event log")
-    names = LogNames.from_prefix(prefix or os.environ.get("EVENT_PREFIX", DEFAULT_PREFIX))
+async def log_reader(settings: LogReadingSettings) -> AsyncIterator[LogReader]:
+    """A reader on the log ``settings`` name, as the operator user they carry."""
+    names = LogNames.from_prefix(settings.prefix)
     connection = await connect_nats(
-        url,
+        settings.url,
         name="cardtable-cli",
-        credentials=credentials_from(os.environ),
+        credentials=settings.credentials,
         inbox_prefix=names.inbox_prefix(OPERATOR),
         connect_timeout_seconds=10,
     )

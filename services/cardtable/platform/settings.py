@@ -274,19 +274,24 @@ class NatsCredentials:
         return options
 
 
+def read_credentials(env: EnvReader) -> NatsCredentials:
+    """``NATS_USER``, ``NATS_PASSWORD`` (or ``NATS_PASSWORD_FILE``) and ``NATS_TLS_CA_FILE``,
+    checked the same way for services and tools."""
+    user = env.string("NATS_USER", default="")
+    password = env.secret("NATS_PASSWORD")
+    if user and not password:
+        env.problem("NATS_USER is set without NATS_PASSWORD (or NATS_PASSWORD_FILE)")
+    if password and not user:
+        env.problem("NATS_PASSWORD is set without NATS_USER")
+    ca_file = env.string("NATS_TLS_CA_FILE", default="")
+    if ca_file and not os.path.isfile(ca_file):
+        env.problem(f"NATS_TLS_CA_FILE={ca_file!r} is not a file")
+    return NatsCredentials(user=user, password=password, tls_ca_file=ca_file)
+
+
 def credentials_from(env: Mapping[str, str]) -> NatsCredentials:
-    """A tool's NATS user, read without the services' checks: ``NATS_USER``, ``NATS_PASSWORD``
-    or ``NATS_PASSWORD_FILE``, ``NATS_TLS_CA_FILE``."""
-    password = env.get("NATS_PASSWORD", "")
-    path = env.get("NATS_PASSWORD_FILE", "")
-    if path and not password:
-        with open(path, encoding="utf-8") as file:
-            password = file.read().strip()
-    return NatsCredentials(
-        user=env.get("NATS_USER", ""),
-        password=password,
-        tls_ca_file=env.get("NATS_TLS_CA_FILE", ""),
-    )
+    """A tool's NATS user from ``env``, failing fast like a service's settings."""
+    return load(env, read_credentials)
 
 
 @dataclass(frozen=True)
@@ -299,18 +304,33 @@ class NatsSettings:
     @classmethod
     def read(cls, env: EnvReader) -> Self:
         """Read ``NATS_URL``, ``NATS_USER``, ``NATS_PASSWORD`` and ``NATS_TLS_CA_FILE``."""
-        user = env.string("NATS_USER", default="")
-        password = env.secret("NATS_PASSWORD")
-        if user and not password:
-            env.problem("NATS_USER is set without NATS_PASSWORD (or NATS_PASSWORD_FILE)")
-        if password and not user:
-            env.problem("NATS_PASSWORD is set without NATS_USER")
-        ca_file = env.string("NATS_TLS_CA_FILE", default="")
-        if ca_file and not os.path.isfile(ca_file):
-            env.problem(f"NATS_TLS_CA_FILE={ca_file!r} is not a file")
         return cls(
             url=env.url("NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS),
-            credentials=NatsCredentials(user=user, password=password, tls_ca_file=ca_file),
+            credentials=read_credentials(env),
+        )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Self:
+        """Read only these settings, failing fast."""
+        return load(env, cls.read)
+
+
+@dataclass(frozen=True)
+class LogReadingSettings:
+    """What an operator's tool needs to read the event log: ``NATS_URL`` (required),
+    ``EVENT_PREFIX`` and the operator's NATS user."""
+
+    url: str
+    prefix: str
+    credentials: NatsCredentials = field(default_factory=NatsCredentials)
+
+    @classmethod
+    def read(cls, env: EnvReader) -> Self:
+        """Read ``NATS_URL``, ``EVENT_PREFIX`` and the NATS credentials."""
+        return cls(
+            url=env.url("NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS),
+            prefix=read_event_prefix(env),
+            credentials=read_credentials(env),
         )
 
     @classmethod

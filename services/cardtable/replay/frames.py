@@ -12,7 +12,7 @@ viewpoint sees, in display order) or ``{"count": n}`` (face down), ``trick`` the
 table in play order, ``scored`` how many rows of the score sheet (``deals``) are filled in.
 
 >>> from cardtable.engine.record import load_record
->>> from cardtable.simulation.records import record_random_game
+>>> from cardtable_tools.simulation.records import record_random_game
 >>> record = load_record(record_random_game("hearts", 4, {"quick": True}, 3))
 >>> viewer = viewer_data(record, Viewpoint(seat=1))
 >>> first = viewer["frames"][1]

@@ -9,7 +9,7 @@ What the page may show follows the terminal replay's viewpoints, with one rule m
 open (``--open``) only once the game is over, since a page is easily passed around.
 
 >>> from cardtable.engine.record import load_record
->>> from cardtable.simulation.records import record_random_game
+>>> from cardtable_tools.simulation.records import record_random_game
 >>> record = load_record(record_random_game("hearts", 4, {"quick": True}, 3))
 >>> page = viewer_html(record, Viewpoint(open=True))
 >>> page.html.startswith("<!doctype html>"), "http://" in page.html.replace(SVG_NAMESPACE, "")

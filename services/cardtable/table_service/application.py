@@ -18,10 +18,16 @@ from dataclasses import dataclass
 import nats.errors
 from nats.js.errors import APIError
 
+from cardtable.eventlog.store import (
+    SCHEMA_VERSION,
+    AppendConflictError,
+    EventStore,
+    StoredBatch,
+)
 from cardtable.platform.log_signing import LogIntegrityError
 from cardtable.platform.logging import get_logger
+from cardtable.platform.tokens import Principal
 from cardtable.platform.tracing import current_trace_id
-from cardtable.table_service.auth import Principal
 from cardtable.table_service.commands import Decider, Decision, Environment, Table
 from cardtable.table_service.deadlines import DeadlineBook
 from cardtable.table_service.errors import (
@@ -50,12 +56,6 @@ from cardtable.table_service.state import (
     apply_batch,
     is_deal,
     step_message,
-)
-from cardtable.table_service.store import (
-    SCHEMA_VERSION,
-    AppendConflictError,
-    EventStore,
-    StoredBatch,
 )
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cardtable.engine.shuffle import commitment, deck_order_from_seed
-from cardtable.table_service.auth import Principal
+from cardtable.platform.tokens import Principal
 from cardtable.table_service.errors import (
     BadRequestError,
     PermissionDeniedError,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from cardtable.eventlog.store import StoredBatch
 from cardtable.platform.deal_sealing import SealingKeyError, SealingKeys
 from cardtable.platform.log_signing import (
     BatchSigner,
@@ -27,7 +28,6 @@ from cardtable.platform.log_signing import (
 )
 from cardtable.platform.settings import EnvReader
 from cardtable.table_service.state import TableState
-from cardtable.table_service.store import StoredBatch
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 

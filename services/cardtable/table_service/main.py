@@ -21,6 +21,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from prometheus_client import CollectorRegistry
 
+from cardtable.eventlog.store import EventStore
 from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import Service, serve
 from cardtable.platform.log_names import LogNames
@@ -37,9 +38,9 @@ from cardtable.platform.settings import (
     load,
     read_event_prefix,
 )
+from cardtable.platform.tokens import DEFAULT_MAX_LIFETIME_SECONDS, TokenCodec
 from cardtable.platform.tracing import outgoing_headers
 from cardtable.table_service.application import TableApplication
-from cardtable.table_service.auth import DEFAULT_MAX_LIFETIME_SECONDS, TokenCodec
 from cardtable.table_service.commands import Environment
 from cardtable.table_service.limits import (
     BOT_FALLBACK_MS,
@@ -56,7 +57,6 @@ from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.servicer import TableServicer
-from cardtable.table_service.store import EventStore
 from cardtable.table_service.timers import TableTimers
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc

@@ -1,9 +1,7 @@
 """The table service's only way to ask game questions: the rules service, behind a port.
 
-:class:`GrpcRules` is what production uses. :class:`LocalRules` answers the same requests with
-the same code in-process (the rules service's own request handlers), for tools and tests that
-need tables without running a rules server; its messages are identical, so nothing in the
-table service can tell the two apart.
+:class:`GrpcRules` is what production uses; the tests' ``LocalRules`` answers the same requests
+in-process through the rules service's own handlers (tests/table_service/local_rules.py).
 """
 
 from __future__ import annotations
@@ -13,9 +11,7 @@ from typing import Protocol, TypeVar
 
 import grpc
 
-from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.platform.tracing import outgoing_metadata
-from cardtable.rules_service import servicer as local
 from cardtable.table_service.errors import (
     BadRequestError,
     DependencyUnavailableError,
@@ -102,41 +98,3 @@ def error_for_status(code: grpc.StatusCode, details: str) -> Exception:
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         return BadRequestError(details)
     return DependencyUnavailableError(f"rules service: {code.name.lower()}: {details}")
-
-
-class LocalRules:
-    """The same request handlers as the rules service, called in-process."""
-
-    @staticmethod
-    def _run(work: Callable[[], Reply]) -> Reply:
-        try:
-            return work()
-        except IllegalAction as error:
-            raise RuleViolationError(str(error)) from None
-        except InvalidInput as error:
-            raise BadRequestError(str(error)) from None
-
-    async def list_games(self) -> rules_pb2.ListGamesResponse:
-        return self._run(local.list_games)
-
-    async def new_game(self, request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
-        return self._run(lambda: local.new_game(request))
-
-    async def deal(self, request: rules_pb2.DealRequest) -> rules_pb2.DealResponse:
-        return self._run(lambda: local.deal(request))
-
-    async def apply_action(
-        self, request: rules_pb2.ApplyActionRequest
-    ) -> rules_pb2.ApplyActionResponse:
-        return self._run(lambda: local.apply_action(request))
-
-    async def legal_actions(
-        self, request: rules_pb2.LegalActionsRequest
-    ) -> rules_pb2.LegalActionsResponse:
-        return self._run(lambda: local.legal_actions(request))
-
-    async def get_view(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
-        return self._run(lambda: local.get_view(request))
-
-    async def rebuild(self, request: rules_pb2.RebuildRequest) -> rules_pb2.RebuildResponse:
-        return self._run(lambda: local.rebuild_state(request, lambda: None))

@@ -20,10 +20,12 @@ from nats.aio.client import Client as NatsClient
 
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
+from cardtable.eventlog.store import SEQUENCE_HEADER
 from cardtable.platform.fact_upcasting import typed_event
 from cardtable.platform.grpc_server import bounded_details
 from cardtable.platform.log_signing import ALGORITHM
 from cardtable.platform.logging import get_logger
+from cardtable.platform.tokens import Principal, TokenCodec, TokenRefusedError, bearer_token
 from cardtable.platform.tracing import context_from_metadata, current, current_trace_id
 from cardtable.table_service.application import (
     Outcome,
@@ -31,7 +33,6 @@ from cardtable.table_service.application import (
     caller_command_id,
     check_table_id,
 )
-from cardtable.table_service.auth import Principal, TokenCodec, bearer_token
 from cardtable.table_service.commands import Decision, Table
 from cardtable.table_service.errors import (
     BadRequestError,
@@ -60,7 +61,6 @@ from cardtable.table_service.quotas import (
     check_seats,
 )
 from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
-from cardtable.table_service.store import SEQUENCE_HEADER
 from cardtable.table_service.table_changes import TableChanges
 from cardtable.table_service.turn_stream import holds_seat, turns, view_of
 from cardtable_api.common.v1 import common_pb2
@@ -255,14 +255,20 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return self._watches.hold(principal.player_id if principal is not None else None)
 
     def _principal(self, context: Context) -> Principal:
-        return self._tokens.verify(bearer_token(context.invocation_metadata()))
+        try:
+            return self._tokens.verify(bearer_token(context.invocation_metadata()))
+        except TokenRefusedError as refused:
+            raise NotAuthenticatedError(str(refused)) from None
 
     def _optional_principal(self, context: Context) -> Principal | None:
         try:
             token = bearer_token(context.invocation_metadata())
-        except NotAuthenticatedError:
+        except TokenRefusedError:
             return None
-        return self._tokens.verify(token)
+        try:
+            return self._tokens.verify(token)
+        except TokenRefusedError as refused:
+            raise NotAuthenticatedError(str(refused)) from None
 
     # -- lobby --------------------------------------------------------------------------------
     async def CreateTable(

@@ -29,10 +29,10 @@ import nats.errors
 from google.protobuf.message import DecodeError
 from nats.aio.client import Client as NatsClient
 
+from cardtable.eventlog.store import ORIGIN_HEADER, EventStore
 from cardtable.platform.logging import get_logger
 from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import DependencyUnavailableError
-from cardtable.table_service.store import ORIGIN_HEADER, EventStore
 from cardtable_api.events.v1 import events_pb2
 
 _log = get_logger(__name__)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from cardtable.platform.tokens import Principal
 from cardtable.table_service.application import TableApplication
-from cardtable.table_service.auth import Principal
 from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import PermissionDeniedError
 from cardtable.table_service.table_changes import TableChanges

@@ -66,8 +66,8 @@ CALIBRATION: dict[int, tuple[float, float]] = {
 
 def measure_calibration(games: int, rng: random.Random) -> dict[int, tuple[float, float]]:
     """Fit :data:`CALIBRATION` again: rule-based players, tricks taken against the estimate."""
+    from cardtable.bots.random_play import shuffled_deck
     from cardtable.bots.rules import rules_action
-    from cardtable.simulation.playout import shuffled_deck
 
     samples: dict[int, tuple[list[float], list[float]]] = {}
     for game in range(games):

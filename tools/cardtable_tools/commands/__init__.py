@@ -1,0 +1,13 @@
+"""The tools' subcommands of ``cardtable``, added when cardtable-tools is installed (the
+``cardtable.commands`` entry point names :func:`register`)."""
+
+from __future__ import annotations
+
+from cardtable.cli.subcommands import Subcommands
+from cardtable_tools.commands import benchmarks, fuzz, run, simulation, tournament
+
+
+def register(commands: Subcommands) -> None:
+    """Add every tool's subcommands."""
+    for group in (simulation, benchmarks, fuzz, tournament, run):
+        group.register(commands)

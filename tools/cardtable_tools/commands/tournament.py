@@ -1,0 +1,100 @@
+"""``cardtable tournament``: a duplicate tournament between computer players, engine only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from cardtable.cli.console import parse_options, report_console
+from cardtable.cli.progress import WorkProgress, duration_text, rate_text
+from cardtable.cli.subcommands import Subcommands
+from cardtable.engine.registry import GAMES
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from cardtable_tools.tournament import estimate_game_seconds, run_tournament, tournament_games
+
+    console = report_console()
+    seats = [name.strip() for name in args.seats.split(",") if name.strip()]
+    options = parse_options(args.option)
+    strategy_options = {"search": {"budget_ms": args.budget_ms}}
+    try:
+        per_game = estimate_game_seconds(
+            args.game, seats, args.seed, options=options, strategy_options=strategy_options
+        )
+        games = tournament_games(args.games, len(seats))
+        console.print(tournament_estimate(games, per_game))
+        with WorkProgress("tournament", console, unit="games") as progress:
+            progress.start(games)
+            report = run_tournament(
+                args.game,
+                seats,
+                args.games,
+                args.seed,
+                options=options,
+                strategy_options=strategy_options,
+                progress=progress.update,
+            )
+    except ValueError as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    table = Table(title=f"{report['game']}: {report['games']} games, {report['boards']} boards")
+    for column in ("strategy", "mean score", "win rate", "advantage/game", "95% CI"):
+        table.add_column(column, justify="right")
+    for name in dict.fromkeys(report["seats"]):
+        row = report[name]
+        low, high = row["ci95"]
+        table.add_row(
+            name,
+            f"{row['mean_score']:.2f}",
+            f"{row['win_rate']:.1%}",
+            f"{row['advantage']:+.2f}",
+            f"[{low:+.2f}, {high:+.2f}]",
+        )
+    report_console(stderr=False).print(table)
+    report_console(stderr=False).print(
+        f"{report['seconds']} s; advantage: own score minus the other seats', higher is better"
+    )
+    return 0
+
+
+#: A tournament expected to take longer than this says how to make it shorter.
+LONG_TOURNAMENT_SECONDS = 300.0
+
+
+def tournament_estimate(games: int, seconds_per_game: float) -> Text:
+    """What a tournament is about to cost, said before it starts.
+
+    >>> print(tournament_estimate(40, 1.5))
+    about 0.67 games/s: 40 games will take about 1m00s
+    """
+    seconds = games * seconds_per_game
+    text = (
+        f"about {rate_text(1 / max(seconds_per_game, 1e-6))} games/s: "
+        f"{games} games will take about {duration_text(seconds)}"
+    )
+    if seconds > LONG_TOURNAMENT_SECONDS:
+        text += " (fewer --games or a smaller --budget-ms make it shorter)"
+    return Text(text)
+
+
+def register(commands: Subcommands) -> None:
+    """Add ``tournament``."""
+    games = sorted(GAMES)
+    tour = commands.add_parser(
+        "tournament", help="duplicate tournament between bot strategies, engine only"
+    )
+    tour.add_argument("--game", required=True, choices=games)
+    tour.add_argument("--seats", required=True, help="a strategy per seat: random, rules or search")
+    tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
+    tour.add_argument("--seed", type=int, default=1)
+    tour.add_argument("--budget-ms", type=float, default=200.0, help="search time per move")
+    tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    tour.add_argument("--json", action="store_true", help="print one JSON object")
+    tour.set_defaults(handler=cmd_tournament)
