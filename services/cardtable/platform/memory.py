@@ -14,17 +14,18 @@ def tune_garbage_collector() -> int:
     """Freeze the objects startup made, collect young objects less often; how many frozen.
 
     A collection stops the event loop, and every call waiting meanwhile carries the pause in
-    its latency. Both settings were measured under load (docs/proving-it.md, "Pauses"):
+    its latency. Both settings were chosen by measuring under load
+    (docs/proving-it.md#settings-the-figures-chose):
 
     - A started service holds tens of thousands of objects that live as long as it does:
       modules, classes, protobuf descriptors, gRPC and NATS machinery. Every full collection
-      walked them again (15-45 ms per pause in the rules and table services). Frozen, they
-      are never examined again; they were never going to be garbage.
+      walked them again. Frozen, they are never examined again; they were never going to be
+      garbage.
     - Each call allocates many objects that die within milliseconds (messages, coroutines).
       At Python's default of a young collection every 700 net allocations, the table service
-      collected about 40 times a second, and objects caught alive in the middle of a call
-      were promoted, which then triggered full collections: 1,321 collections and 704 ms of
-      pauses in 20 s at 1,000 moves/s, against 22 collections and 123 ms at 10,000.
+      collected many times a second, and objects caught alive in the middle of a call
+      were promoted, which then triggered full collections; a higher threshold collects far
+      less often, for far less pause time in all.
     """
     gc.collect()
     gc.freeze()
@@ -50,10 +51,10 @@ def garbage_collector_tuned() -> Iterator[None]:
 def collector_paused() -> Iterator[None]:
     """No automatic collection inside the block, one full collection at its end.
 
-    For a load generator's timed stretch: a pause of the clients' own collector (20-25 ms
-    for a full one, measured) would be counted as the latency of the moves waiting on it,
-    though the services had answered them. A stretch of a bench is seconds long and makes
-    little cyclic garbage (a few objects per unary call), so it waits for the end.
+    For a load generator's timed stretch: a pause of the clients' own collector would be
+    counted as the latency of the moves waiting on it, though the services had answered them
+    (docs/proving-it.md#settings-the-figures-chose). A stretch of a bench is seconds long
+    and makes little cyclic garbage (a few objects per unary call), so it waits for the end.
     """
     was_enabled = gc.isenabled()
     gc.disable()

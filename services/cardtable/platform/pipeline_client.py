@@ -11,10 +11,10 @@ hands each reply to its caller. When calls come often, the writer first waits
 ``linger_seconds`` for more to share the message (as Kafka's producers linger;
 :class:`Linger`). Below saturation calls rarely wait at the same moment, so without it nearly
 every call is a message of its own, and each message costs grpc.aio far more CPU on both sides
-than the call in it: at 1,000 moves/s, a linger of 1 ms on the players' stream and on the
-rules service's cut the whole system's CPU per move by a fifth, for 1-2 ms more per move
-(docs/proving-it.md). A stream whose calls come seldom (one player, a test playing one move
-at a time) has no company to wait for, and does not linger.
+than the call in it: near the target load, a linger of a millisecond on the players' stream
+and on the rules service's lowers the CPU per move, and with it the tail latency
+(docs/proving-it.md#settings-the-figures-chose). A stream whose calls come seldom (one
+player, a test playing one move at a time) has no company to wait for, and does not linger.
 
 When the stream breaks, every call in flight fails with the error ``failure`` makes of the
 status, and the stream is done: the owner opens a new one for the next call. A call with no

@@ -2,12 +2,12 @@
 
 ``google.protobuf.Struct.update`` builds a Struct one value at a time, each a call into the
 protobuf runtime from Python: for a seat's view (a hundred values) it took the rules service
-more time than computing the view, and under load a third of its CPU. Encoding the same dict
-to bytes here and parsing them into the destination field in one call (``MergeFromString``, in
-C) gives an equal message in about half the time, and with no copy of the finished Struct into
-the reply. A property test holds the two equal for any JSON-ready data. The hostile-input
-fuzzer uses the same helpers to wrap bytes that no message could hold inside a well-formed
-outer message.
+more time than computing the view. Encoding the same dict to bytes here and parsing them into
+the destination field in one call (``MergeFromString``, in C) gives an equal message for much
+less CPU, and with no copy of the finished Struct into the reply
+(docs/proving-it.md#settings-the-figures-chose). A property test holds the two equal for
+any JSON-ready data. The hostile-input fuzzer uses the same helpers to wrap bytes that no
+message could hold inside a well-formed outer message.
 
 The wire format: https://protobuf.dev/programming-guides/encoding/
 """

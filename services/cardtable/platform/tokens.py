@@ -101,9 +101,9 @@ class TokenCodec:
         self._verification_keys = (key, *previous_keys)
         # Checking a signature costs more than the rest of a move's handling; a client sends
         # the same token with every call, so verified tokens are remembered until they expire.
-        # Each as a tuple of a string, a string and a float, which the garbage collector stops
-        # tracking: up to 100,000 principals with their tuples would be 200,000 objects for
-        # every full collection of the table service to walk.
+        # Each as a plain tuple of strings and numbers, which the garbage collector stops
+        # tracking: as principals, every player in the cache would be objects for every full
+        # collection of the table service to walk (docs/proving-it.md#settings-the-figures-chose).
         self._verified: OrderedDict[str, tuple[str, str, str, int, float]] = OrderedDict()
 
     def issue(

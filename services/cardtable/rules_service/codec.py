@@ -50,7 +50,8 @@ class StateMemo:
     long as its table's turn, and the memo holds about one state per table in play. That keeps
     the garbage collector's work small: a memo of copies that lived for thousands of moves
     made old objects die as fast as new ones were born, so young collections came seldom and
-    each one walked tens of thousands of objects (10-20 ms pauses: docs/proving-it.md).
+    each one walked tens of thousands of objects, a pause every call waited out
+    (docs/proving-it.md#settings-the-figures-chose).
     """
 
     def __init__(self, size: int = 4096) -> None:
@@ -177,7 +178,7 @@ def to_struct(data: dict[str, Any]) -> struct_pb2.Struct:
 
 def fill_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
     """``data`` written into an empty Struct, usually a field of a reply: encoded by hand and
-    parsed in place, about twice as fast as ``Struct.update`` and with no copy afterwards
+    parsed in place, much cheaper than ``Struct.update`` and with no copy afterwards
     (``cardtable.platform.protobuf_wire``)."""
     target.MergeFromString(struct_bytes(data))
 

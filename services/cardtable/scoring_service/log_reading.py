@@ -81,8 +81,8 @@ async def read_log(
 ) -> AsyncGenerator[list[StoredMessage]]:
     """The table subjects' messages from sequence 1 to ``until``, in chunks of ``chunk``.
 
-    An ordered push consumer (flow-controlled, no acknowledgements) reads about twice as fast
-    as pull fetches in nats-py, and nothing about it outlives the read. Reading runs ahead of
+    An ordered push consumer (flow-controlled, no acknowledgements) reads faster than pull
+    fetches in nats-py, and nothing about it outlives the read. Reading runs ahead of
     the caller by a few chunks, so the next chunk arrives while the last one is projected.
     """
     chunks: asyncio.Queue[list[StoredMessage] | Exception | None] = asyncio.Queue(

@@ -51,8 +51,8 @@ class ConsumerSettings:
     ack_wait_seconds: float
     # After a lone message, how long to wait for more before projecting: a few milliseconds of
     # lag buy one transaction for several moves instead of one each when tables are busy. The
-    # default, 50 ms, keeps the lag's p99 near 100 ms at 1,000 moves/s and costs the scoring
-    # service and PostgreSQL a fifth less CPU per move than 20 ms (docs/proving-it.md).
+    # default keeps the lag well inside its target while saving the scoring service and
+    # PostgreSQL CPU per move (docs/proving-it.md#settings-the-figures-chose).
     linger_seconds: float = 0.0
     #: The table service's public keys (``LOG_VERIFYING_KEYS``): a batch not signed by one of
     #: them, or out of its table's chain, is dead-lettered (platform/log_signing.py). None only

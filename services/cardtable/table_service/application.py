@@ -70,9 +70,9 @@ CACHE_SIZE = 10_000
 #: Finished tables kept in memory; beyond it the least recently used are dropped, and a
 #: later read rebuilds them from the log. A finished game is seldom read again (its last
 #: view, a rematch), and every table in memory is walked by each full garbage collection:
-#: keeping every game served made those pauses grow with the service's age (docs/proving-it.md).
-#: 200 is the last 11 s of games at the bench's 1,000 moves/s, minutes at lower rates; at
-#: 1,000 the finished tables were two thirds of what a full collection walked (17-25 ms).
+#: keeping every game served made those pauses grow with the service's age, and even 1,000
+#: were most of what a full collection walked (docs/proving-it.md#settings-the-figures-chose).
+#: 200 is the last 11 s of games at 1,000 moves/s, minutes at lower rates.
 FINISHED_CACHE_SIZE = 200
 
 _log = get_logger(__name__)

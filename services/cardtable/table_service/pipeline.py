@@ -7,16 +7,17 @@ own HTTP/2 stream, headers and trailers, the interceptors, and the trips between
 thread and the event loop, on both sides. Each unary call also leaves a reference cycle in
 the server (its handler call details and the closure that found its handler), which only the
 garbage collector frees: under load, a game's five unary calls to open a table and take its
-seats made nearly all the garbage the table service's collections found (docs/proving-it.md).
+seats made nearly all the garbage the table service's collections found
+(docs/proving-it.md#settings-the-figures-chose).
 Over one open stream a call costs a share of a message, and the calls or replies that wait at
 the same moment share one.
 
 Each call is answered by the servicer's own unary method, given a context that carries the
 call's token: the same checks, the same answer, the same status on failure. The calls run
 concurrently, as unary calls would, and their replies go out as each one finishes: unlike
-calls (``platform/pipeline_client.Linger``), replies do not linger for company. Measured at
-500 and 1,000 moves/s, holding replies back 1 ms cost more latency than it saved CPU: the
-players' next calls wait for them (docs/proving-it.md). Ending the
+calls (``platform/pipeline_client.Linger``), replies do not linger for company: holding them
+back cost more latency than it saved CPU, since the players' next calls wait for them
+(docs/proving-it.md#settings-the-figures-chose). Ending the
 stream cancels the calls still running, as a cancelled unary call would; commands are
 idempotent by their command id, so a client retries a MakeMove whose reply it never saw.
 """

@@ -65,8 +65,8 @@ class Timer:
 #: collector stops tracking (it does not for tuple subclasses such as named tuples), where a
 #: ``GameInput`` message is two tracked objects. A table keeps one step per move and the
 #: service keeps thousands of tables in memory: as messages, the steps were most of what
-#: every full collection walked (130,000 objects and pauses of 80-120 ms after a few minutes
-#: of load: docs/proving-it.md).
+#: every full collection walked, and its pauses grew with the load
+#: (docs/proving-it.md#settings-the-figures-chose).
 GameStep = tuple[int, str, tuple[str, ...]]
 
 

@@ -112,8 +112,8 @@ def python_speed(seconds: float = 1.0) -> float:
 
     The speed of this machine per instruction moves from hour to hour: it is a virtual machine
     (KVM), and its steal time stays near zero while it slows, so the instructions themselves
-    take longer. A minute apart, the same loop once took 0.11 s of CPU and once 0.23 s.
-    The CPU a move costs moves with it, so a report's CPU per move is read beside this figure.
+    take longer, and the CPU a move costs moves with them, so a report's CPU per move is read
+    beside this figure (docs/proving-it.md#reading-the-report).
     Thread CPU time: time spent waiting for a core does not count, only slower instructions.
     It is context, not a yardstick: consecutive one-second readings differ by up to a quarter,
     too much to convert a run's CPU per move into the machine's speed-free units.

@@ -7,14 +7,14 @@ random legal moves from its own view, the way a person's client would. Three cli
   would. Each game's table is opened with ``CreateTable`` and its four seats taken with
   ``JoinTable``; each client reads its own view with ``GetTable`` before each of its moves,
   then moves with ``MakeMove``. The calls, each with its own player's token, go over one
-  ``TableService.Pipeline`` stream, and calls made at the same moment share a message. Under
-  load that halves the CPU a move costs (docs/proving-it.md);
+  ``TableService.Pipeline`` stream, and calls made at the same moment share a message, which
+  costs a move far less CPU (docs/proving-it.md#settings-the-figures-chose);
 - ``poll``: the same clients, each call a unary call of its own;
 - ``turns``: each client keeps a ``WatchTurns`` stream open for its seat, is told its view
   when it is to act, and answers with ``MakeMove``. It costs the system about as much CPU per
   move as ``poll`` (a streamed message costs grpc.aio about what a unary call does), and since
   no client time goes to reading views, the same tables keep more moves waiting at once: at
-  full load the move latency is higher (docs/proving-it.md).
+  full load the move latency is higher (docs/proving-it.md#client-models).
 
 Only MakeMove calls count as moves; their latency is measured from the client's side. An
 optional target rate paces each table's moves to measure latency below saturation. The first
@@ -24,10 +24,10 @@ so moves started before it ends are neither counted nor timed, and the rate is o
 Paced tables are first spread over the course of a game (``ramp``). Every game of the load
 has the same number of moves, so tables that start together at one pace stay in step: they
 all finish their games, create new tables, seat four players and deal within the same tenth
-of a second, every game, a burst a steady load of independent tables never sees (at 500
-moves/s over 40 tables, clusters of 40-70 slow moves every 4.5 s, one per game:
-docs/proving-it.md). So before the timed run each paced table plays a random number of its
-first game's moves, at once and untimed; then every table is at its own point of its game.
+of a second, every game, a burst a steady load of independent tables never sees (a cluster
+of slow moves every game: docs/proving-it.md#settings-the-figures-chose). So before the
+timed run each paced table plays a random number of its first game's moves, at once and
+untimed; then every table is at its own point of its game.
 """
 
 from __future__ import annotations
