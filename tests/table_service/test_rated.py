@@ -21,8 +21,9 @@ from cardtable.table_service.commands import Decider, Environment
 from cardtable.table_service.limits import TableLimits
 from cardtable.table_service.lobby_index import TableSummary
 from cardtable.table_service.main import TableServiceSettings
+from cardtable.table_service.matchmaking import settings_with_defaults
 from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS, is_rated
-from cardtable.table_service.servicer import _summary_message, settings_with_defaults
+from cardtable.table_service.servicer import _summary_message
 from cardtable.table_service.state import TableState, apply_batch
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2

@@ -51,6 +51,7 @@ from cardtable.table_service.limits import (
 )
 from cardtable.table_service.lobby_index import DEFAULT_FINISHED_RETENTION_SECONDS, LobbyIndex
 from cardtable.table_service.log_security import LogSecurity, read_log_security
+from cardtable.table_service.matchmaking import Lobby
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.quotas import DEFAULT_QUOTAS, QuotaSettings, read_quotas
 from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
@@ -200,7 +201,8 @@ async def table_service_parts(
     timers.start()
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
-        servicer = TableServicer(app, tokens, nats_client, metrics, quotas)
+        lobby = Lobby(app, quotas, metrics.quota_checked)
+        servicer = TableServicer(app, tokens, lobby, nats_client, metrics, quotas)
         yield TableServiceParts(app, servicer, timers, index)
     finally:
         await timers.stop()

@@ -28,12 +28,11 @@ from cardtable.platform.logging import get_logger
 from cardtable.platform.tokens import Principal, TokenCodec, TokenRefusedError, bearer_token
 from cardtable.platform.tracing import context_from_metadata, current, current_trace_id
 from cardtable.table_service.application import (
-    Outcome,
     TableApplication,
     caller_command_id,
     check_table_id,
 )
-from cardtable.table_service.commands import Decision, Table
+from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import (
     BadRequestError,
     CommandReusedError,
@@ -48,19 +47,17 @@ from cardtable.table_service.errors import (
 )
 from cardtable.table_service.limits import check_request_size
 from cardtable.table_service.lobby_index import TableSummary
+from cardtable.table_service.matchmaking import Lobby, table_asked_for
 from cardtable.table_service.metrics import TableMetrics
 from cardtable.table_service.pipeline import UnaryMethod, serve_pipeline
 from cardtable.table_service.quotas import (
     DEFAULT_QUOTAS,
-    PlayerTurns,
     QuotaExceededError,
     QuotaSettings,
     RateLimiter,
     WatchCounter,
-    check_open_tables,
-    check_seats,
 )
-from cardtable.table_service.state import FINISHED, OPEN, RUNNING, visible
+from cardtable.table_service.state import FINISHED, visible
 from cardtable.table_service.table_changes import TableChanges
 from cardtable.table_service.turn_stream import holds_seat, turns, view_of
 from cardtable_api.common.v1 import common_pb2
@@ -69,24 +66,6 @@ from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 
 Reply = TypeVar("Reply")
 Context = grpc.aio.ServicerContext[Any, Any]
-
-#: Each setting a CreateTable request leaves unset (docs/rules.md: timer 30 s, fill after 20 s).
-DEFAULT_SETTINGS = events_pb2.TableSettings(
-    turn_timer_ms=30_000, fill_with_bots=True, fill_wait_ms=20_000, bot_strategy="rules"
-)
-
-
-def settings_with_defaults(requested: events_pb2.TableSettings) -> events_pb2.TableSettings:
-    """The request's settings, with ``DEFAULT_SETTINGS`` for each field it left unset.
-
-    The fields have presence, so a timer of 0 (off) or fill set to false is kept as asked,
-    while a request that only names a strategy still gets the timer and the fill.
-    """
-    resolved = events_pb2.TableSettings()
-    resolved.CopyFrom(DEFAULT_SETTINGS)
-    resolved.MergeFrom(requested)
-    return resolved
-
 
 MAX_PAGE_SIZE = 200
 _log = get_logger(__name__)
@@ -178,18 +157,19 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self,
         app: TableApplication,
         tokens: TokenCodec,
+        lobby: Lobby,
         nats: NatsClient | None,
         metrics: TableMetrics | None = None,
         quotas: QuotaSettings = DEFAULT_QUOTAS,
     ) -> None:
         self._app = app
         self._tokens = tokens
+        self._lobby = lobby
         self._nats = nats
         self._metrics = metrics
         self._quotas = quotas
         self._rate = RateLimiter(quotas.mutations_per_second, quotas.mutation_burst)
         self._watches = WatchCounter(quotas)
-        self._turns = PlayerTurns()
         self._changes = TableChanges(nats, app.store)
         app.appended_listeners.append(self._changes.appended)
         if metrics is not None:
@@ -204,43 +184,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             self._rate.take(principal.player_id)
         return principal
 
-    @contextlib.asynccontextmanager
-    async def _counted(self, principal: Principal) -> AsyncIterator[None]:
-        """Around a command that a lobby-counted quota checks: one per player at a time."""
-        if not self._quotas.enabled or principal.is_bot:
-            yield
-            return
-        async with self._turns.turn(principal.player_id):
-            yield
-
     def _quota_checked(self, check: str) -> None:
         if self._metrics is not None:
             self._metrics.quota_checked(check)
-
-    def _check_open_tables(self, principal: Principal) -> None:
-        if not self._quotas.enabled or self._app.index is None or principal.is_bot:
-            return
-        self._quota_checked("open_tables_per_player")
-        open_tables = sum(
-            1
-            for status in (OPEN, RUNNING)
-            for summary in self._app.index.with_status(status)
-            if summary.created_by == principal.player_id and _counts_as_open(summary)
-        )
-        check_open_tables(principal.player_id, open_tables, self._quotas)
-
-    async def _join(self, table: Table, principal: Principal, seat: int | None) -> Decision:
-        """Seat ``principal``, within their quota of seats (computer players have none)."""
-        index = self._app.index
-        if (
-            self._quotas.enabled
-            and index is not None
-            and not principal.is_bot
-            and table.state.seat_of(principal.player_id) is None
-        ):
-            self._quota_checked("seats_per_player")
-            check_seats(index.seats_held(principal.player_id), self._quotas)
-        return await self._app.decider.join(table, principal, seat)
 
     def _hold_watch(self, context: Context) -> Callable[[], None]:
         """One of the caller's watch streams: a person's or an anonymous watcher's counts
@@ -277,21 +223,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async def work() -> table_pb2.CreateTableResponse:
             check_request_size(request)
             principal = self._limited(self._principal(context))
-            created = events_pb2.TableCreated(
-                game=request.game.strip().lower(),
-                seats=request.seats,
-                options=request.options,
-                settings=settings_with_defaults(request.settings),
+            outcome = await self._lobby.create_table(
+                principal,
+                _scoped(principal, request.command_id),
+                table_asked_for(
+                    request.game, request.seats, request.options.values, request.settings
+                ),
+                fingerprint=fingerprint(request),
             )
-
-            async def decide() -> Decision:
-                self._check_open_tables(principal)
-                return await self._app.decider.create_table(principal, created)
-
-            async with self._counted(principal):
-                outcome = await self._app.create(
-                    _scoped(principal, request.command_id), decide, fingerprint=fingerprint(request)
-                )
             return table_pb2.CreateTableResponse(
                 table_id=outcome.table.state.table_id, version=outcome.table.state.version
             )
@@ -302,16 +241,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.ListTablesRequest, context: Context
     ) -> table_pb2.ListTablesResponse:
         async def work() -> table_pb2.ListTablesResponse:
-            if request.status not in ("", OPEN, RUNNING, FINISHED):
-                raise BadRequestError("status is 'open', 'running', 'finished' or empty")
+            summaries = self._lobby.tables(request.status, request.game)
             size = min(request.page_size or 50, MAX_PAGE_SIZE)
             start = _page(request.page_token)
-            statuses = (request.status,) if request.status else (OPEN, RUNNING)
-            summaries = [
-                summary
-                for summary in (self._app.index.tables(*statuses) if self._app.index else [])
-                if not request.game or summary.game == request.game
-            ]
             page = summaries[start : start + size]
             next_token = ""
             if start + size < len(summaries):
@@ -328,18 +260,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async def work() -> table_pb2.JoinTableResponse:
             check_request_size(request)
             principal = self._limited(self._principal(context))
-            table_id = check_table_id(request.table_id)
-            seat = request.seat if request.HasField("seat") else None
-            async with self._counted(principal):
-                outcome = await self._app.execute(
-                    table_id,
-                    _scoped(principal, request.command_id),
-                    lambda table: self._join(table, principal, seat),
-                    fingerprint=fingerprint(request),
-                )
-            return table_pb2.JoinTableResponse(
-                seat=_own_seat(outcome, principal), version=outcome.table.state.version
+            seating = await self._lobby.join_table(
+                principal,
+                check_table_id(request.table_id),
+                _scoped(principal, request.command_id),
+                request.seat if request.HasField("seat") else None,
+                fingerprint=fingerprint(request),
             )
+            return table_pb2.JoinTableResponse(seat=seating.seat, version=seating.version)
 
         return await guarded(context, work, self._metrics, "JoinTable")
 
@@ -349,60 +277,16 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         async def work() -> table_pb2.QuickSeatResponse:
             check_request_size(request)
             principal = self._limited(self._principal(context))
-            async with self._counted(principal):
-                return await self._quick_seat(request, principal)
+            seating = await self._lobby.quick_seat(
+                principal,
+                _scoped(principal, request.command_id),
+                table_asked_for(request.game, request.seats, request.options.values),
+            )
+            return table_pb2.QuickSeatResponse(
+                table_id=seating.table_id, seat=seating.seat, version=seating.version
+            )
 
         return await guarded(context, work, self._metrics, "QuickSeat")
-
-    async def _quick_seat(
-        self, request: table_pb2.QuickSeatRequest, principal: Principal
-    ) -> table_pb2.QuickSeatResponse:
-        """A seat at an open table like the one asked for, or at a new one."""
-        command_id = _scoped(principal, request.command_id)
-        game = request.game.strip().lower()
-        wanted = dict(request.options.values)
-        candidates = [
-            summary
-            for summary in (self._app.index.tables(OPEN) if self._app.index else [])
-            if summary.game == game
-            and summary.seats_taken < summary.seats
-            and (not request.seats or summary.seats == request.seats)
-            and summary.options == wanted
-        ]
-        for summary in candidates:
-            try:
-                outcome = await self._app.execute(
-                    summary.table_id,
-                    f"{command_id}:join",
-                    lambda table: self._join(table, principal, None),
-                )
-            except (RuleViolationError, ConcurrencyConflictError, TableNotFoundError):
-                continue  # filled up or started meanwhile: try the next one
-            return table_pb2.QuickSeatResponse(
-                table_id=summary.table_id,
-                seat=_own_seat(outcome, principal),
-                version=outcome.table.state.version,
-            )
-        created = events_pb2.TableCreated(
-            game=game, seats=request.seats, options=request.options, settings=DEFAULT_SETTINGS
-        )
-
-        async def decide() -> Decision:
-            self._check_open_tables(principal)
-            return await self._app.decider.create_table(principal, created)
-
-        made = await self._app.create(f"{command_id}:create", decide)
-        table_id = made.table.state.table_id
-        outcome = await self._app.execute(
-            table_id,
-            f"{command_id}:join",
-            lambda table: self._join(table, principal, None),
-        )
-        return table_pb2.QuickSeatResponse(
-            table_id=table_id,
-            seat=_own_seat(outcome, principal),
-            version=outcome.table.state.version,
-        )
 
     async def LeaveTable(
         self, request: table_pb2.LeaveTableRequest, context: Context
@@ -723,24 +607,6 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         }
         async for response in serve_pipeline(request_iterator, context, methods):
             yield response
-
-
-def _own_seat(outcome: Outcome, principal: Principal) -> int:
-    seat = outcome.table.state.seat_of(principal.player_id)
-    if seat is None:
-        raise RuleViolationError("you have no seat at this table")
-    return seat
-
-
-def _counts_as_open(summary: TableSummary) -> bool:
-    """A table not yet started, or one computer players alone play: both count against their
-    creator's open tables (a game of computer players only costs the bot service its seats and
-    serves nobody at the table, so a creator may not start them without bound)."""
-    return summary.status == OPEN or (
-        summary.status == RUNNING
-        and summary.bot_seats is not None
-        and summary.bot_seats >= summary.seats
-    )
 
 
 def _summary_message(summary: TableSummary) -> table_pb2.TableSummary:
