@@ -112,3 +112,67 @@ async def test_watching_without_nats_is_unavailable(
         async with changes.watching("t1"):
             pass  # pragma: no cover
     assert changes.latest("t1") == 0
+
+
+async def test_followers_and_waiters_share_one_subscription_and_followers_get_every_batch(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    """WatchTable streams send the batches themselves: this replica's own appends reach them
+    too, each with the sequence it was stored at, and an unreadable message is skipped."""
+    client, js = nats_connection.client, nats_connection.jetstream
+    mine = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
+    await mine.ensure_stream()
+    other_replica = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
+    changes = TableChanges(client, mine)
+    subject = mine.stored_subject("t1")
+
+    def subscriptions() -> int:
+        return sum(sub.subject == subject for sub in client._subs.values())
+
+    async with (
+        changes.following("t1") as first,
+        changes.following("t1") as second,
+        changes.watching("t1") as changed,
+    ):
+        assert subscriptions() == 1
+        own = await _append(mine, _batch(1), 0)
+        await client.publish(subject, b"\xff\xfe")
+        theirs = await _append(other_replica, _batch(2), own.sequence)
+        for arrivals in (first, second):
+            received = [await asyncio.wait_for(arrivals.get(), 5) for _ in range(2)]
+            assert [(batch.table_version, sequence) for batch, sequence in received] == [
+                (1, own.sequence),
+                (2, theirs.sequence),
+            ]
+        assert changed.is_set() and changes.latest("t1") == 2  # woken by theirs only
+    assert subscriptions() == 0
+    async with changes.following("t1") as again:  # a table followed anew is subscribed anew
+        assert subscriptions() == 1
+        await _append(mine, _batch(3), theirs.sequence)
+        batch, _sequence = await asyncio.wait_for(again.get(), 5)
+        assert batch.table_version == 3
+    assert subscriptions() == 0
+
+
+async def test_streams_joining_together_all_wait_for_the_one_subscription(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    """A stream that joins while the first is still subscribing must not read the log before
+    the subscription is made, or a batch stored in between would never reach it."""
+    client, js = nats_connection.client, nats_connection.jetstream
+    store = EventStore(js, LogNames.from_prefix(nats_namespace.prefix))
+    await store.ensure_stream()
+    changes = TableChanges(client, store)
+    subject = store.stored_subject("t1")
+    joined: list[int] = []
+
+    all_in = asyncio.Barrier(3)
+
+    async def follow() -> None:
+        async with changes.following("t1"):
+            joined.append(sum(sub.subject == subject for sub in client._subs.values()))
+            await all_in.wait()  # none leaves before all have joined
+
+    await asyncio.gather(*(follow() for _ in range(3)))
+    assert joined == [1, 1, 1]
+    assert not any(sub.subject == subject for sub in client._subs.values())

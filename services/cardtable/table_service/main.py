@@ -58,6 +58,7 @@ from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
 from cardtable.table_service.rules_pipeline import PipelinedRules
 from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.servicer import TableServicer
+from cardtable.table_service.table_changes import TableChanges
 from cardtable.table_service.timers import TableTimers
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -202,7 +203,9 @@ async def table_service_parts(
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
         lobby = Lobby(app, quotas, metrics.quota_checked)
-        servicer = TableServicer(app, tokens, lobby, nats_client, metrics, quotas)
+        changes = TableChanges(nats_client, store)
+        app.appended_listeners.append(changes.appended)
+        servicer = TableServicer(app, tokens, lobby, changes, metrics, quotas)
         yield TableServiceParts(app, servicer, timers, index)
     finally:
         await timers.stop()

@@ -7,21 +7,17 @@ UNAVAILABLE. A refused command has appended nothing: decisions only write once a
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.protobuf.message import Message
-from nats.aio.client import Client as NatsClient
 
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
-from cardtable.eventlog.store import SEQUENCE_HEADER
-from cardtable.platform.fact_upcasting import typed_event
 from cardtable.platform.grpc_server import bounded_details
 from cardtable.platform.log_signing import ALGORITHM
 from cardtable.platform.logging import get_logger
@@ -57,9 +53,11 @@ from cardtable.table_service.quotas import (
     RateLimiter,
     WatchCounter,
 )
-from cardtable.table_service.state import FINISHED, visible
+from cardtable.table_service.state import FINISHED
 from cardtable.table_service.table_changes import TableChanges
-from cardtable.table_service.turn_stream import holds_seat, turns, view_of
+from cardtable.table_service.table_stream import batches
+from cardtable.table_service.turn_stream import turns
+from cardtable.table_service.viewers import view_of, viewer_seat
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -158,20 +156,18 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         app: TableApplication,
         tokens: TokenCodec,
         lobby: Lobby,
-        nats: NatsClient | None,
+        changes: TableChanges,
         metrics: TableMetrics | None = None,
         quotas: QuotaSettings = DEFAULT_QUOTAS,
     ) -> None:
         self._app = app
         self._tokens = tokens
         self._lobby = lobby
-        self._nats = nats
+        self._changes = changes
         self._metrics = metrics
         self._quotas = quotas
         self._rate = RateLimiter(quotas.mutations_per_second, quotas.mutation_burst)
         self._watches = WatchCounter(quotas)
-        self._changes = TableChanges(nats, app.store)
-        app.appended_listeners.append(self._changes.appended)
         if metrics is not None:
             app.integrity_listeners.append(metrics.log_integrity_failed)
             app.fallback_listeners.append(lambda table_id, seat: metrics.bot_fallback_moves.inc())
@@ -375,23 +371,19 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return await guarded(context, work, self._metrics, "MakeMove")
 
     # -- views --------------------------------------------------------------------------------
-    async def _viewer_seat(self, table: Table, seat: int | None, context: Context) -> int | None:
-        """The seat whose cards the caller may see: must be the caller's own."""
+    def _seat_shown(self, table: Table, seat: int | None, context: Context) -> int | None:
+        """The seat whose cards the caller asked to see (None: a spectator's view), which
+        must be their own."""
         if seat is None:
             return None
-        principal = self._principal(context)
-        if not 0 <= seat < table.state.seat_count:
-            raise BadRequestError(f"there is no seat {seat} at this table")
-        if holds_seat(table, seat, principal):
-            return seat
-        raise PermissionDeniedError(f"you may only view your own seat, not seat {seat}")
+        return viewer_seat(table, seat, self._principal(context))
 
     async def GetTable(
         self, request: table_pb2.GetTableRequest, context: Context
     ) -> table_pb2.GetTableResponse:
         async def work() -> table_pb2.GetTableResponse:
             table = await self._app.read(check_table_id(request.table_id), request.min_version)
-            seat = await self._viewer_seat(
+            seat = self._seat_shown(
                 table, request.seat if request.HasField("seat") else None, context
             )
             reply = table_pb2.GetTableResponse(
@@ -416,13 +408,42 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     ) -> AsyncIterator[table_pb2.WatchTurnsResponse]:
         """The caller's seat's view at each of its turns (see ``turn_stream``), within the
         watch-stream quotas."""
-        async for turn in self._within_watch_quotas(context, self._watch_turns(request, context)):
+
+        async def start() -> AsyncGenerator[table_pb2.WatchTurnsResponse, None]:
+            table_id = check_table_id(request.table_id)
+            table = await self._app.read(table_id)
+            principal = self._principal(context)
+            seat = viewer_seat(table, request.seat, principal)
+            return turns(self._app, self._changes, table_id, seat, principal, request.after_version)
+
+        async for turn in self._watched(context, start):
             yield turn
 
-    async def _within_watch_quotas(
-        self, context: Context, stream: AsyncIterator[Reply]
+    async def WatchTable(
+        self, request: table_pb2.WatchTableRequest, context: Context
+    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
+        """History after ``from_version``, then each new batch as it lands, redacted (see
+        ``table_stream``); within the watch-stream quotas."""
+
+        async def start() -> AsyncGenerator[table_pb2.WatchTableResponse, None]:
+            table_id = check_table_id(request.table_id)
+            table = await self._app.read(table_id)
+            principal, seat = None, None
+            if request.HasField("seat"):
+                principal = self._principal(context)
+                seat = viewer_seat(table, request.seat, principal)
+            return batches(
+                self._app, self._changes, table_id, seat, principal, request.from_version
+            )
+
+        async for reply in self._watched(context, start):
+            yield reply
+
+    async def _watched(
+        self, context: Context, start: Callable[[], Awaitable[AsyncGenerator[Reply, None]]]
     ) -> AsyncIterator[Reply]:
-        """``stream`` while it holds one of the caller's watch streams (quotas.py)."""
+        """The stream ``start`` opens, while it holds one of the caller's watch streams
+        (quotas.py); a typed error ends it with its status code."""
         if self._quotas.enabled:
             self._quota_checked("watch_streams")
         try:
@@ -430,134 +451,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         except TableError as error:
             await refuse(context, error, self._metrics)
         try:
-            async for reply in stream:
-                yield reply
+            stream = await start()
+            async with contextlib.aclosing(stream):
+                async for reply in stream:
+                    yield reply
+        except TableError as error:
+            await refuse(context, error, None)
         finally:
             release()
-
-    async def _watch_turns(
-        self, request: table_pb2.WatchTurnsRequest, context: Context
-    ) -> AsyncIterator[table_pb2.WatchTurnsResponse]:
-        try:
-            table_id = check_table_id(request.table_id)
-            table = await self._app.read(table_id)
-            seat = await self._viewer_seat(table, request.seat, context)
-            assert seat is not None
-            principal = self._principal(context)
-            async for turn in turns(
-                self._app, self._changes, table_id, seat, principal, request.after_version
-            ):
-                yield turn
-        except TableError as error:
-            await context.abort(
-                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL),
-                bounded_details(str(error)),
-            )
-
-    async def WatchTable(
-        self, request: table_pb2.WatchTableRequest, context: Context
-    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
-        """History after ``from_version``, then each new batch as it lands, redacted; within
-        the watch-stream quotas."""
-        async for reply in self._within_watch_quotas(context, self._watch_table(request, context)):
-            yield reply
-
-    async def _watch_table(
-        self, request: table_pb2.WatchTableRequest, context: Context
-    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
-        try:
-            table_id = check_table_id(request.table_id)
-            table = await self._app.read(table_id)
-            seat = await self._viewer_seat(
-                table, request.seat if request.HasField("seat") else None, context
-            )
-            principal = self._optional_principal(context) if seat is not None else None
-        except TableError as error:
-            await context.abort(
-                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL),
-                bounded_details(str(error)),
-            )
-            return
-        # Batches as they are stored: the republished copy, not the subject itself, whose
-        # core subscribers also get the appends JetStream refused (see the store's doc).
-        live_are_stored = self._app.store.republishes
-        queue: asyncio.Queue[tuple[events_pb2.EventBatch, int]] = asyncio.Queue()
-        subscription = None
-        if self._nats is not None:
-
-            async def on_message(message: Any) -> None:
-                sequence = (message.headers or {}).get(SEQUENCE_HEADER, "0")
-                batch = events_pb2.EventBatch.FromString(message.data)
-                queue.put_nowait((batch, int(sequence) if sequence.isdigit() else 0))
-
-            subscription = await self._nats.subscribe(
-                self._app.store.live_subject(table_id), cb=on_message
-            )
-        sent = request.from_version
-        read_from = 0  # stream sequence up to which the log has been read
-        try:
-            backlog = True
-            while True:
-                if backlog:  # the start, or a gap in the live messages: read the log
-                    for stored in await self._app.history(table_id, sent, read_from):
-                        yield await self._redacted(table_id, stored.batch, seat, principal)
-                        sent, read_from = stored.batch.table_version, stored.sequence
-                    backlog = False
-                if subscription is None:
-                    return
-                batch, sequence = await queue.get()
-                if batch.table_version <= sent:
-                    continue
-                if not live_are_stored:  # maybe a refused append: the log tells
-                    backlog = True
-                    continue
-                if batch.table_version == sent + 1:
-                    yield await self._redacted(table_id, batch, seat, principal)
-                    sent, read_from = batch.table_version, max(read_from, sequence)
-                else:
-                    backlog = True
-        except TableError as error:
-            await context.abort(
-                _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL),
-                bounded_details(str(error)),
-            )
-        finally:
-            if subscription is not None:
-                with contextlib.suppress(Exception):
-                    await subscription.unsubscribe()
-
-    async def _redacted(
-        self,
-        table_id: str,
-        batch: events_pb2.EventBatch,
-        seat: int | None,
-        principal: Principal | None,
-    ) -> table_pb2.WatchTableResponse:
-        """Only the events the viewer may see, opened, their facts typed (an older log's too); a
-        viewer who lost the seat sees public ones. Only batches that passed verification are
-        sent (log_security).
-
-        Who holds the seat is judged at this batch's version or later: this replica's cached
-        table lags the batches another replica appended, and a seat given up there (a leave,
-        a computer player's takeover) must stop showing its cards here from that batch on.
-        """
-        table = await self._app.read(table_id, min_version=batch.table_version)
-        if batch.table_version > table.state.version:
-            raise LogTamperedError(
-                f"the table's log failed verification after version {table.state.version}: "
-                f"{table.broken or 'the batch is not in the log'}"
-            )
-        if seat is not None and (principal is None or not holds_seat(table, seat, principal)):
-            seat = None
-        security = self._app.security
-        return table_pb2.WatchTableResponse(
-            version=batch.table_version,
-            events=[
-                typed_event(security.open_event(table_id, event))
-                for event in batch.events
-                if visible(event, seat)
-            ],
-        )
 
     async def GetLogKeys(
         self, request: table_pb2.GetLogKeysRequest, context: Context

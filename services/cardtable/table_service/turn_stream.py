@@ -2,46 +2,22 @@
 
 A client playing a seat would otherwise ask ``GetTable`` before every move of its own. Here it
 opens one stream and is told: this replica's appends wake the stream at once, other replicas'
-through :class:`TableChanges`. The view sent is the one the rules service returned with the
-move when there is one (the table keeps the views of the seats to act), else it asks for it.
+through :class:`TableChanges`, the one way this replica follows a table live. The view sent
+is the one the rules service returned with the move when there is one (the table keeps the
+views of the seats to act), else it asks for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from cardtable.platform.tokens import Principal
 from cardtable.table_service.application import TableApplication
-from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import PermissionDeniedError
 from cardtable.table_service.table_changes import TableChanges
-from cardtable_api.common.v1 import common_pb2, views_pb2
-from cardtable_api.rules.v1 import rules_pb2
+from cardtable.table_service.viewers import holds_seat, view_of
+from cardtable_api.common.v1 import common_pb2
 from cardtable_api.table.v1 import table_pb2
-
-
-def holds_seat(table: Table, seat: int, principal: Principal) -> bool:
-    """Whether ``principal`` plays ``seat`` (a computer player's token plays the one bot seat
-    it names)."""
-    occupant = table.state.seats[seat]
-    if occupant.is_bot:
-        return principal.plays_bot_seat(table.state.table_id, seat)
-    return occupant.player_id == principal.player_id and not principal.is_bot
-
-
-async def view_of(
-    app: TableApplication, table: Table, seat: int | None
-) -> tuple[views_pb2.SeatView, common_pb2.GameStatus]:
-    """What ``seat`` (a spectator: None) sees of the table's game, and the game's status."""
-    assert table.game_state is not None
-    cached = table.cached_view(seat) if seat is not None else None
-    if cached is not None and table.game_status is not None:
-        return cached, table.game_status
-    request = rules_pb2.GetViewRequest(state=table.game_state, typed_view=True)
-    if seat is not None:
-        request.seat = seat
-    reply = await app.rules.get_view(request)
-    return reply.seat_view, reply.status
 
 
 async def turns(
@@ -51,7 +27,7 @@ async def turns(
     seat: int,
     principal: Principal,
     after_version: int,
-) -> AsyncIterator[table_pb2.WatchTurnsResponse]:
+) -> AsyncGenerator[table_pb2.WatchTurnsResponse, None]:
     """The stream's answers (see the module docstring); ends after the game's final view."""
     sent = after_version
     async with changes.watching(table_id) as changed:
