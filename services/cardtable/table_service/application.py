@@ -14,10 +14,12 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import nats.errors
 from nats.js.errors import APIError
 
+from cardtable.eventlog.records import record_from_batches
 from cardtable.eventlog.store import (
     SCHEMA_VERSION,
     AppendConflictError,
@@ -471,6 +473,15 @@ class TableApplication:
             lambda table: _rematch_created(new_id),
         )
         return new_id
+
+    async def game_record(self, table_id: str) -> dict[str, Any]:
+        """The finished game's record (cardtable.eventlog.records), from its log: only once the
+        game is over, when every deal's cards may be shown."""
+        table = await self.read(table_id)
+        if table.state.status != FINISHED:
+            raise RuleViolationError("the game is not over: its record would show hidden cards")
+        batches = [stored.batch for stored in await self.history(table_id)]
+        return record_from_batches(table_id, batches)
 
     def is_cached(self, table_id: str) -> bool:
         return table_id in self._cache

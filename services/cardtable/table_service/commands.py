@@ -15,6 +15,7 @@ from cardtable.engine.shuffle import commitment, deck_order_from_seed
 from cardtable.platform.tokens import Principal
 from cardtable.table_service.errors import (
     BadRequestError,
+    ConcurrencyConflictError,
     PermissionDeniedError,
     RuleViolationError,
 )
@@ -430,7 +431,20 @@ class Decider:
             return True
         raise PermissionDeniedError(f"you may not act for seat {seat}")
 
-    async def move(self, table: Table, principal: Principal, seat: int, action: str) -> Decision:
+    async def move(
+        self,
+        table: Table,
+        principal: Principal,
+        seat: int,
+        action: str,
+        expected_version: int = 0,
+    ) -> Decision:
+        """``seat``'s ``action``; ``expected_version`` (0: any), the table's version the
+        player decided on, refuses the move once the table has moved on since."""
+        if expected_version and table.state.version != expected_version:
+            raise ConcurrencyConflictError(
+                f"the table is at version {table.state.version}, not {expected_version}"
+            )
         if not action.strip() or len(action) > MAX_ACTION_CHARS:
             raise BadRequestError(f"an action is 1 to {MAX_ACTION_CHARS} characters")
         reclaim = self.seat_for_move(table, principal, seat)

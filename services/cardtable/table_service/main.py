@@ -202,6 +202,8 @@ async def table_service_parts(
     timers.start()
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
+        app.integrity_listeners.append(metrics.log_integrity_failed)
+        app.fallback_listeners.append(lambda table_id, seat: metrics.bot_fallback_moves.inc())
         lobby = Lobby(app, quotas, metrics.quota_checked)
         changes = TableChanges(nats_client, store)
         app.appended_listeners.append(changes.appended)

@@ -17,7 +17,6 @@ import grpc
 from google.protobuf.message import Message
 
 from cardtable.engine.record import dumps_record
-from cardtable.eventlog.records import record_from_batches
 from cardtable.platform.grpc_server import bounded_details
 from cardtable.platform.log_signing import ALGORITHM
 from cardtable.platform.logging import get_logger
@@ -53,7 +52,6 @@ from cardtable.table_service.quotas import (
     RateLimiter,
     WatchCounter,
 )
-from cardtable.table_service.state import FINISHED
 from cardtable.table_service.table_changes import TableChanges
 from cardtable.table_service.table_stream import batches
 from cardtable.table_service.turn_stream import turns
@@ -168,9 +166,6 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self._quotas = quotas
         self._rate = RateLimiter(quotas.mutations_per_second, quotas.mutation_burst)
         self._watches = WatchCounter(quotas)
-        if metrics is not None:
-            app.integrity_listeners.append(metrics.log_integrity_failed)
-            app.fallback_listeners.append(lambda table_id, seat: metrics.bot_fallback_moves.inc())
 
     def _limited(self, principal: Principal) -> Principal:
         """Spend one of the caller's mutating calls (the bot service, which plays many seats
@@ -337,19 +332,12 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             check_request_size(request)
             principal = self._limited(self._principal(context))
             table_id = check_table_id(request.table_id)
-
-            async def decide(table: Table) -> Any:
-                if request.expected_version and table.state.version != request.expected_version:
-                    raise ConcurrencyConflictError(
-                        f"the table is at version {table.state.version}, "
-                        f"not {request.expected_version}"
-                    )
-                return await self._app.decider.move(table, principal, request.seat, request.action)
-
             outcome = await self._app.execute(
                 table_id,
                 _scoped(principal, request.command_id),
-                decide,
+                lambda table: self._app.decider.move(
+                    table, principal, request.seat, request.action, request.expected_version
+                ),
                 fingerprint=fingerprint(request),
             )
             table = outcome.table
@@ -484,12 +472,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.GetGameRecordRequest, context: Context
     ) -> table_pb2.GetGameRecordResponse:
         async def work() -> table_pb2.GetGameRecordResponse:
-            table_id = check_table_id(request.table_id)
-            table = await self._app.read(table_id)
-            if table.state.status != FINISHED:
-                raise RuleViolationError("the game is not over: its record would show hidden cards")
-            batches = [stored.batch for stored in await self._app.history(table_id)]
-            record = record_from_batches(table_id, batches)
+            record = await self._app.game_record(check_table_id(request.table_id))
             return table_pb2.GetGameRecordResponse(record_json=dumps_record(record))
 
         return await guarded(context, work, self._metrics, "GetGameRecord")
