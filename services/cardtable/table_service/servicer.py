@@ -21,7 +21,7 @@ from nats.aio.client import Client as NatsClient
 from cardtable.engine.record import dumps_record
 from cardtable.eventlog.records import record_from_batches
 from cardtable.eventlog.store import SEQUENCE_HEADER
-from cardtable.platform.fact_upcasting import typed_event
+from cardtable.platform.event_upcasting import upcast_event
 from cardtable.platform.grpc_server import bounded_details
 from cardtable.platform.log_signing import ALGORITHM
 from cardtable.platform.logging import get_logger
@@ -649,9 +649,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         seat: int | None,
         principal: Principal | None,
     ) -> table_pb2.WatchTableResponse:
-        """Only the events the viewer may see, opened, their facts typed (an older log's too); a
-        viewer who lost the seat sees public ones. Only batches that passed verification are
-        sent (log_security).
+        """Only the events the viewer may see, opened, as they are written now (an older log's
+        facts typed and reasons as enums: platform/event_upcasting.py); a viewer who lost the
+        seat sees public ones. Only batches that passed verification are sent (log_security).
 
         Who holds the seat is judged at this batch's version or later: this replica's cached
         table lags the batches another replica appended, and a seat given up there (a leave,
@@ -669,7 +669,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         return table_pb2.WatchTableResponse(
             version=batch.table_version,
             events=[
-                typed_event(security.open_event(table_id, event))
+                upcast_event(security.open_event(table_id, event))
                 for event in batch.events
                 if visible(event, seat)
             ],
