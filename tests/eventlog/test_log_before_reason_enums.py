@@ -9,8 +9,11 @@ reasons through one upcaster (platform/event_upcasting.py), and reads the old fo
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,6 +52,7 @@ TEXTS: dict[str, dict[Any, str]] = {
 }
 NAMES = LogNames.from_prefix("cardtable")
 STORED_AT = datetime(2026, 12, 2, tzinfo=UTC)
+RECORDED = Path(__file__).parent.parent / "fixtures" / "log_before_typed_facts.json"
 
 
 def _whist_everyone_else_left() -> TableLog:
@@ -246,3 +250,19 @@ def test_the_enum_wins_over_the_text_and_the_text_is_written_from_it() -> None:
 def test_a_writer_that_sets_no_enum_is_stopped() -> None:
     with pytest.raises(ValueError, match="handover_reason 0, which has no text"):
         with_text(HANDED(seat=1, reason="left"))
+
+
+def test_a_game_finished_recorded_by_an_older_version_reads_as_played_out() -> None:
+    """The fixture of tests/eventlog/test_log_before_typed_facts.py, recorded before the enums."""
+    fixture = json.loads(RECORDED.read_text())
+    finished = [
+        event
+        for message in fixture["messages"]
+        for event in events_pb2.EventBatch.FromString(base64.b64decode(message["data"])).events
+        if event.HasField("game_finished")
+    ]
+
+    assert finished and all(not event.game_finished.end_reason for event in finished)
+    assert {upcast_event(event).game_finished.end_reason for event in finished} == {
+        FINISHED.REASON_GAME_OVER
+    }
