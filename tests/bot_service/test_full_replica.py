@@ -1,6 +1,7 @@
 """A full replica's supervisor with the table service and the claims bucket played by fakes: a
-burst of offers never takes more than the room, and a seat that waited is claimed only if its
-table still needs a computer player for it."""
+burst of offers never takes more than the room, a seat that waited is claimed only if its
+table still needs a computer player for it, and a request is read by its reason whichever form
+the table service wrote it in."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from cardtable.bot_service.metrics import BotMetrics
 from cardtable.bot_service.supervisor import BotSupervisor
 from cardtable.bot_service.table_client import TableClient
 from cardtable.bots.strategy import Strategy
+from cardtable.platform.event_upcasting import with_text
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 
 BOT, PERSON = events_pb2.PLAYER_KIND_BOT, events_pb2.PLAYER_KIND_PERSON
+REQUEST = events_pb2.BotSeatRequested
 
 
 class _Claims:
@@ -151,3 +154,26 @@ async def test_a_seat_that_waited_is_claimed_only_if_its_table_still_needs_it(
     claims.unavailable = True
     assert await supervisor.take_waiting() == 0
     assert [seat.table_id for seat in supervisor.waiting()] == ["last"]
+
+
+@pytest.mark.parametrize("form", ["enum and text", "text only"])
+async def test_a_seat_request_is_read_by_its_reason_in_either_form(
+    parts: tuple[BotSupervisor, _Claims, _Tables, CollectorRegistry], form: str
+) -> None:
+    """A table service built before the enum wrote the reason as text only: a request to make
+    one move is still ignored, a hand-over still taken, each counted under the same label."""
+    supervisor, _, _, registry = parts
+    single_move, handover = REQUEST.REASON_SINGLE_MOVE, REQUEST.REASON_HANDOVER
+
+    def request(seat: int, reason: REQUEST.Reason.ValueType) -> REQUEST:
+        written = with_text(REQUEST(seat=seat, request_reason=reason, created_by="ann"))
+        if form == "text only":
+            written.ClearField("request_reason")
+        return written
+
+    await supervisor.on_request("table", request(1, single_move))
+    await supervisor.on_request("table", request(2, handover))
+
+    assert supervisor.held() == [("table", 2)]
+    for label in ("single_move", "handover"):
+        assert registry.get_sample_value("bot_seat_requests_total", {"reason": label}) == 1

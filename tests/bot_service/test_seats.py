@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cardtable.bot_service.table_client import TableClient
+from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from tests.bot_service.harness import (
@@ -30,6 +31,7 @@ from tests.table_service.harness import NO_TIMERS, Cluster, Player
 
 pytestmark = pytest.mark.timeout(120)
 QUICK = {"quick": "true"}
+PLAY = common_pb2.GameStatus.PHASE_PLAY
 
 
 def actors_by_seat(batches: list[events_pb2.EventBatch]) -> dict[int, set[str]]:
@@ -85,7 +87,9 @@ async def test_a_person_who_leaves_is_replaced_and_the_game_finishes(
         batches = await table_log(cluster, table_id)
         assert events_named(batches, "game_finished")
         handed = events_named(batches, "seat_handed_to_bot")
-        assert [event.seat_handed_to_bot.reason for event in handed] == ["left"]
+        assert [event.seat_handed_to_bot.handover_reason for event in handed] == [
+            events_pb2.SeatHandedToBot.REASON_LEFT
+        ]
         seat_two = [action.actor_id for action in actions_of(batches) if action.seat == 2]
         assert seat_two[:4] == ["p2"] * 4
         assert set(seat_two[4:]) == {"bots:standin"} and len(seat_two) == 14
@@ -119,7 +123,8 @@ async def test_a_returning_person_gets_the_seat_back(nats_url: str, cluster: Clu
             while True:
                 assert time.monotonic() < deadline, "seat 2 never came back to its person"
                 table = await view_of(host, table_id, None)
-                if table and table.game_status.phase == "play" and 2 in table.game_status.to_act:
+                status = table.game_status if table else None
+                if status and status.current_phase == PLAY and 2 in status.to_act:
                     legal = (await peek.view(table_id, 2)).seat_view.legal_actions
                     if legal:
                         await people[2].move(table_id, 2, legal[0].action)

@@ -8,6 +8,12 @@ the oneof of typed facts in ``FactRecorded`` needs one row of the form
 whose example ``json_format.Parse`` accepts into that message (unknown fields are refused, so
 an example cannot drift from the fields), and no such row may name a message that is not one
 of those members.
+
+Each value of the enums that replaced a reason or phase text needs one row of the form
+
+    | `Message.Enum` | `VALUE` | `"text"` | meaning |
+
+with the text the code writes beside that value (platform/event_upcasting.py, views/names.py).
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ from google.protobuf import (
 )
 from google.protobuf.descriptor import Descriptor, OneofDescriptor
 
+from cardtable.platform.event_upcasting import END_TEXTS, HANDOVER_TEXTS, REQUEST_TEXTS
+from cardtable.views.names import STATUS_PHASES, inverse
+from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
@@ -34,6 +43,26 @@ EXAMPLE_ROW = re.compile(r"^\|.*\| `\{.*\}` \|$")
 ROW = re.compile(
     r"^\| `(?P<name>[A-Z]\w*)` \| (?P<meaning>[^|\s][^|]*?) \| `(?P<example>\{.*\})` \|$"
 )
+
+
+#: A row of an enum value: the enum, the value's name, its text in backticks, a meaning.
+ENUM_ROW = re.compile(
+    r"^\| `(?P<enum>[A-Z]\w*\.[A-Z]\w*)` \| `(?P<value>[A-Z][A-Z0-9_]*)` \| "
+    r"`\"(?P<text>[^\"`]*)\"` \| (?P<meaning>[^|\s][^|]*?) \|$"
+)
+#: The enums documented value by value, and the text the code writes beside each value.
+ENUM_TEXTS: dict[str, dict[int, str]] = {
+    "SeatHandedToBot.Reason": dict(HANDOVER_TEXTS),
+    "BotSeatRequested.Reason": dict(REQUEST_TEXTS),
+    "GameFinished.Reason": dict(END_TEXTS),
+    "GameStatus.Phase": dict(inverse(STATUS_PHASES)),
+}
+ENUMS = {
+    "SeatHandedToBot.Reason": events_pb2.SeatHandedToBot.Reason.DESCRIPTOR,
+    "BotSeatRequested.Reason": events_pb2.BotSeatRequested.Reason.DESCRIPTOR,
+    "GameFinished.Reason": events_pb2.GameFinished.Reason.DESCRIPTOR,
+    "GameStatus.Phase": common_pb2.GameStatus.Phase.DESCRIPTOR,
+}
 
 
 class Row(NamedTuple):
@@ -165,3 +194,33 @@ def test_every_example_row_is_well_formed() -> None:
     _, malformed = read_rows()
 
     assert not malformed, "rows must read | `Name` | meaning | `{json}` |:\n" + "\n".join(malformed)
+
+
+def enum_rows() -> dict[str, dict[str, list[str]]]:
+    """The texts documented for each value, by enum and value name."""
+    rows: dict[str, dict[str, list[str]]] = {}
+    for line in DOC.read_text().splitlines():
+        match = ENUM_ROW.match(line)
+        if match is not None:
+            values = rows.setdefault(match["enum"], {})
+            values.setdefault(match["value"], []).append(match["text"])
+    return rows
+
+
+@pytest.mark.parametrize("enum", list(ENUMS))
+def test_every_value_of_a_reason_or_phase_enum_has_a_row_with_its_text(enum: str) -> None:
+    descriptor = ENUMS[enum]
+    documented = enum_rows().get(enum, {})
+    expected = {
+        value.name: [ENUM_TEXTS[enum].get(value.number, "(no text in the code)")]
+        for value in descriptor.values
+        if value.number
+    }
+
+    assert documented == expected
+
+
+def test_no_enum_row_names_an_enum_that_is_not_checked() -> None:
+    unknown = sorted(set(enum_rows()) - set(ENUMS))
+
+    assert not unknown, f"docs/events.md has rows for enums no test checks: {unknown}"

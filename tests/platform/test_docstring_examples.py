@@ -8,6 +8,7 @@ from types import ModuleType
 import pytest
 
 from cardtable.platform import (
+    event_upcasting,
     fact_messages,
     fact_upcasting,
     logging,
@@ -15,7 +16,7 @@ from cardtable.platform import (
     settings,
 )
 
-MODULES = [settings, logging, rated_tables, fact_messages, fact_upcasting]
+MODULES = [settings, logging, rated_tables, fact_messages, fact_upcasting, event_upcasting]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

@@ -14,6 +14,10 @@ second terminal:
   the TypeScript client's block, which ``tests/examples/test_typescript_client.py`` runs from
   the checkout); the marker says why, and there are few.
 
+The README's ``buf curl`` lines (the gRPC command line ``make install`` installs with ``buf``) run
+with the rest, which checks them by exit status: a test below shows that a refused call exits
+non-zero, and that a reply is the one ``cardtable call`` prints.
+
 Long commands run at the small sizes of :data:`SMALL`: the README's text, replaced by the same
 command with smaller arguments. Each entry must match the README exactly once, so an example
 that changes its arguments fails here until its small form is updated too.
@@ -21,6 +25,7 @@ that changes its arguments fails here until its small form is updated too.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -153,3 +158,35 @@ def test_the_readme_examples_work_after_source_run_env(stack_directory: Path) ->
     for example in made_small(readme_examples(README.read_text(encoding="utf-8"))):
         if example.mode == STACK:
             run_example(example, stack_directory)
+
+
+BUF_CURL = "buf curl --protocol grpc --http2-prior-knowledge"
+
+
+def test_the_readme_calls_each_service_it_calls_with_cardtable_call_with_buf_curl_too() -> None:
+    examples = readme_examples(README.read_text(encoding="utf-8"))
+    called = {"$RULES_ADDRESS", "$TABLE_ADDRESS"}
+    with_buf = [example for example in examples if BUF_CURL in example.code]
+
+    assert with_buf and all(example.mode == STACK for example in with_buf)
+    for address in called:
+        assert any(f'"{address}"' in example.code for example in examples)
+        assert any(f'"http://{address}' in example.code for example in with_buf), address
+
+
+def test_buf_curl_answers_as_cardtable_call_does_and_fails_on_a_refused_call(
+    stack_directory: Path,
+) -> None:
+    method = "cardtable.rules.v1.RulesService/ListGames"
+    by_buf = run_shell(f'{BUF_CURL} "http://$RULES_ADDRESS/{method}"\n', stack_directory)
+    by_call = run_shell(f'cardtable call "$RULES_ADDRESS" {method}\n', stack_directory)
+    refused = run_shell(
+        f'{BUF_CURL} -d \'{{"game": "nope"}}\' '
+        '"http://$RULES_ADDRESS/cardtable.rules.v1.RulesService/NewGame"\n',
+        stack_directory,
+    )
+
+    assert by_buf.returncode == 0, by_buf.stderr
+    assert json.loads(by_buf.stdout) == json.loads(by_call.stdout)
+    assert refused.returncode != 0
+    assert json.loads(refused.stderr)["code"] == "invalid_argument"

@@ -16,6 +16,8 @@ from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from tests.table_service.harness import Cluster, Player, pick_action
 
+HANDED = events_pb2.SeatHandedToBot
+
 
 async def _watch_until(
     player: Player, table_id: str, seat: int | None, predicate: object, limit: float = 15
@@ -49,7 +51,7 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
     events = await _watch_until(host, table_id, 0, lambda event: event.HasField("game_started"))
     fills = [event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")]
     assert sorted(fill.seat for fill in fills) == [1, 2, 3]
-    assert {fill.reason for fill in fills} == {"fill"}
+    assert {(fill.handover_reason, fill.reason) for fill in fills} == {(HANDED.REASON_FILL, "fill")}
     requests = []
     for _ in range(3):
         message = await subscription.next_msg(timeout=5)
@@ -58,6 +60,9 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
     assert sorted(request.seat for request in requests) == [1, 2, 3]
     # whose table it is: the bot service shares its seats between creators when it is full
     assert {request.created_by for request in requests} == {"host"}
+    assert {(request.request_reason, request.reason) for request in requests} == {
+        (events_pb2.BotSeatRequested.REASON_FILL, "fill")
+    }
     await subscription.unsubscribe()
     table = await host.view(table_id, 0)
     assert table.status == "running" and table.created_by == "host"
@@ -283,7 +288,7 @@ async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> N
     handed = next(
         event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")
     )
-    assert handed.reason == "timeouts"
+    assert (handed.handover_reason, handed.reason) == (HANDED.REASON_TIMEOUTS, "timeouts")
     timeouts = [event.turn_timed_out for event in events if event.HasField("turn_timed_out")]
     of_seat = [timeout.consecutive for timeout in timeouts if timeout.seat == handed.seat]
     assert of_seat[-1] == 3
@@ -364,7 +369,7 @@ async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: 
         status = summary.game_status
         seat = status.to_act[0]
         last_three_turns = status.deal_number == deals or (
-            status.deal_number == deals - 1 and status.phase == "play"
+            status.deal_number == deals - 1 and status.current_phase == status.PHASE_PLAY
         )
         if seat == last_dealer and last_three_turns:
             await asyncio.sleep(0.05)  # the timer plays this turn
@@ -382,9 +387,10 @@ async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: 
     ]
     assert sum(event.HasField("game_finished") for event in events) == 1
     (finished,) = [event.game_finished for event in events if event.HasField("game_finished")]
-    assert not finished.ended_early and finished.reason == ""
+    assert not finished.ended_early and finished.end_reason == finished.REASON_GAME_OVER
+    assert finished.reason == ""  # the text an older reader compares with
     handed = [event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")]
-    assert [(hand.seat, hand.reason) for hand in handed] == [(leaver, "left")]
+    assert [(hand.seat, hand.handover_reason) for hand in handed] == [(leaver, HANDED.REASON_LEFT)]
 
 
 async def test_game_record_is_refused_while_running_and_watch_resumes(cluster: Cluster) -> None:
@@ -439,3 +445,23 @@ async def test_rematch_seats_the_same_players(cluster: Cluster) -> None:
             table_pb2.RematchRequest(command_id="x", table_id=table_id), metadata=host.metadata
         )
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_whist_ends_at_once_when_everyone_else_has_left(cluster: Cluster) -> None:
+    host, table_id, players = await _whist_for_three(cluster, turn_timer_ms=0)
+    await players[1].leave(table_id)
+    await players[2].leave(table_id)
+    events = await _watch_until(
+        host, table_id, None, lambda event: event.HasField("game_finished"), limit=30
+    )
+    handed = [event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")]
+    assert [(hand.seat, hand.handover_reason, hand.reason) for hand in handed] == [
+        (1, HANDED.REASON_LEFT, "left"),
+        (2, HANDED.REASON_LEFT, "left"),
+    ]
+    (finished,) = [event.game_finished for event in events if event.HasField("game_finished")]
+    assert finished.ended_early
+    assert (finished.end_reason, finished.reason) == (
+        finished.REASON_EVERYONE_ELSE_LEFT,
+        "everyone_else_left",
+    )

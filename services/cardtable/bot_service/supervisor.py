@@ -42,6 +42,7 @@ from cardtable.bot_service.shortage import ShortageLine, ShortageLog
 from cardtable.bot_service.table_client import TableClient
 from cardtable.bot_service.table_player import TablePlayer
 from cardtable.bots.strategy import Strategy
+from cardtable.platform.event_upcasting import REQUEST_TEXTS, request_reason
 from cardtable.platform.logging import get_logger
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
@@ -142,8 +143,9 @@ class BotSupervisor:
     # -- offers -------------------------------------------------------------------------------
     async def on_request(self, table_id: str, request: events_pb2.BotSeatRequested) -> None:
         """A seat request from the table service."""
-        self._metrics.requests.labels(request.reason or "unknown").inc()
-        if request.reason == "single_move":
+        reason = request_reason(request)  # an older table service wrote it as text only
+        self._metrics.requests.labels(REQUEST_TEXTS.get(reason, "unknown")).inc()
+        if reason == events_pb2.BotSeatRequested.REASON_SINGLE_MOVE:
             # The table service makes single moves after one timeout itself (a random legal
             # move, by the timer); a bot token may not act for a person's seat anyway.
             _log.info("single move request ignored", extra={"table_id": table_id})

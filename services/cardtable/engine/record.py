@@ -375,7 +375,8 @@ def _verify(record: GameRecord) -> Verification:
     return report
 
 
-#: The ways a table may end a game before the engine does (``GameFinished.reason``).
+#: The ways a table may end a game before the engine does: the texts of ``GameFinished.end_reason``
+#: (docs/events.md) that a record's ``result.ended_early`` holds.
 EARLY_ENDS = {"everyone_else_left"}
 
 

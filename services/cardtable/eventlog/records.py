@@ -13,10 +13,12 @@ from typing import Any
 
 from cardtable.engine.record import RECORD_FORMAT, RECORD_VERSION
 from cardtable.eventlog.opening import opened_batches
+from cardtable.platform.event_upcasting import END_TEXTS, end_reason, handover_reason
 from cardtable.platform.fact_upcasting import typed_fact
 from cardtable_api.events.v1 import events_pb2
 
 PLAYER_KINDS = {events_pb2.PLAYER_KIND_PERSON: "person", events_pb2.PLAYER_KIND_BOT: "bot"}
+FILL = events_pb2.SeatHandedToBot.REASON_FILL
 
 
 def _ints(values: Iterable[Any]) -> list[int]:
@@ -56,7 +58,11 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                 seats[body.seat].update(
                     player_id=body.player_id, kind=PLAYER_KINDS.get(body.kind, "person")
                 )
-            elif which == "seat_handed_to_bot" and body.reason == "fill" and body.seat < len(seats):
+            elif (
+                which == "seat_handed_to_bot"
+                and handover_reason(body) == FILL
+                and body.seat < len(seats)
+            ):
                 seats[body.seat].update(player_id=body.player_id, kind="bot")
             elif which == "game_started":
                 record["first_dealer"] = body.first_dealer
@@ -95,8 +101,8 @@ def record_from_batches(table_id: str, batches: Sequence[events_pb2.EventBatch])
                     "totals": _ints(body.totals),
                     "places": _ints(body.places),
                 }
-                if body.ended_early:
-                    result["ended_early"] = body.reason
+                if body.ended_early:  # the rule's name, as the record format gives it
+                    result["ended_early"] = END_TEXTS.get(end_reason(body), "")
     _drop_unrevealed_seeds(deals, revealed, over=result["over"])
     record["seats"] = seats
     record["deals"] = deals

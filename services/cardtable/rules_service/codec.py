@@ -24,6 +24,7 @@ from cardtable.engine.registry import game_spec
 from cardtable.platform.fact_messages import audience_message as encode_audience
 from cardtable.platform.protobuf_wire import struct_bytes
 from cardtable.views.encode import encode_view
+from cardtable.views.names import STATUS_PHASES
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2
 
@@ -133,6 +134,7 @@ def encode_state(state: GameState) -> rules_pb2.GameState:
 def encode_status(state: GameState) -> common_pb2.GameStatus:
     """The game-agnostic part of a state that the table service relies on."""
     return common_pb2.GameStatus(
+        current_phase=STATUS_PHASES[state.phase],
         phase=state.phase,
         to_act=list(state.to_act()),
         needs_deal=state.needs_deal() and not state.is_over(),

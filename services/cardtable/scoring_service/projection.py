@@ -22,6 +22,7 @@ from google.protobuf import json_format
 
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.registry import game_spec
+from cardtable.platform.event_upcasting import END_TEXTS, end_reason, handover_reason
 from cardtable.platform.fact_messages import (
     CONTRACTS,
     PASS_DIRECTIONS,
@@ -59,7 +60,9 @@ from cardtable_api.events.v1 import events_pb2, facts_pb2
 
 HEARTS = "hearts"
 #: SeatHandedToBot reasons that count the replaced person as disconnected (docs/rules.md).
-DISCONNECTING_REASONS = frozenset({"left", "timeouts"})
+DISCONNECTING_REASONS = frozenset(
+    {events_pb2.SeatHandedToBot.REASON_LEFT, events_pb2.SeatHandedToBot.REASON_TIMEOUTS}
+)
 KINDS = {events_pb2.PLAYER_KIND_BOT: BOT, events_pb2.PLAYER_KIND_PERSON: PERSON}
 #: The method of :class:`Projection` that folds each kind of event, and each kind of fact,
 #: by name. Names, not bound methods kept on the instance: those would make every
@@ -264,7 +267,7 @@ class Projection:
     ) -> None:
         self._sit(state, handed.seat, handed.player_id, BOT)
         self._see_player(handed.player_id, BOT, "", moment)
-        if handed.reason in DISCONNECTING_REASONS:
+        if handover_reason(handed) in DISCONNECTING_REASONS:
             self._disconnect(state, handed.seat, handed.replaced_player_id, handed.progress)
 
     def _seat_reclaimed(
@@ -330,7 +333,8 @@ class Projection:
         game.finished_at = moment.occurred_at
         game.finished_sequence = moment.sequence
         game.ended_early = finished.ended_early
-        game.end_reason = finished.reason
+        # kept as text: the rows, the ratings and the scoring API name the rule so
+        game.end_reason = END_TEXTS.get(end_reason(finished), "")
         rated_seats = []
         for seat in range(game.seats):
             rated = state.rated[seat]
@@ -346,7 +350,7 @@ class Projection:
                 totals=totals,
                 seats=tuple(rated_seats),
                 ended_early=finished.ended_early,
-                end_reason=finished.reason,
+                end_reason=game.end_reason,
                 rated=game.rated,
             )
         )

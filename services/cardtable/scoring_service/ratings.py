@@ -9,9 +9,10 @@ decides what to feed them from the log:
   bot that took over a leaver's seat is not rated for it;
 * a player counted as disconnected at the end (left or lost the seat to timeouts, and did not
   reclaim it) loses the leaver deduction, scaled by the share of the game completed then;
-* a Whist game that ended because everyone else left (``GameFinished.reason``
-  ``everyone_else_left``) uses that rule instead of the place formula: the remaining person
-  gets +5n, each player who left -15, bots seated from the start nothing.
+* a Whist game that ended because everyone else left (``GameFinished.end_reason``
+  ``REASON_EVERYONE_ELSE_LEFT``, kept in the rows as its text ``everyone_else_left``) uses
+  that rule instead of the place formula: the remaining person gets +5n, each player who left
+  -15, bots seated from the start nothing.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cardtable.engine.shuffle import commitment, deck_order_from_seed
+from cardtable.platform.event_upcasting import with_text
 from cardtable.platform.tokens import Principal
 from cardtable.table_service.errors import (
     BadRequestError,
@@ -37,6 +38,7 @@ from cardtable.table_service.rules_port import RulesPort
 from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
 from cardtable_api.common.v1 import common_pb2, views_pb2
 from cardtable_api.events.v1 import events_pb2
+from cardtable_api.events.v1.events_pb2 import BotSeatRequested, GameFinished, SeatHandedToBot
 from cardtable_api.rules.v1 import rules_pb2
 
 TIMEOUTS_BEFORE_HANDOVER = 3
@@ -235,14 +237,23 @@ class Decider:
         for seat in free:
             decision.events.append(
                 public(
-                    seat_handed_to_bot=events_pb2.SeatHandedToBot(
-                        seat=seat, player_id=bot_id(state.table_id, seat), reason="fill"
+                    seat_handed_to_bot=with_text(
+                        SeatHandedToBot(
+                            seat=seat,
+                            player_id=bot_id(state.table_id, seat),
+                            handover_reason=SeatHandedToBot.REASON_FILL,
+                        )
                     )
                 )
             )
             decision.bot_requests.append(
-                events_pb2.BotSeatRequested(
-                    seat=seat, reason="fill", turn=state.turn, created_by=state.created_by
+                with_text(
+                    BotSeatRequested(
+                        seat=seat,
+                        request_reason=BotSeatRequested.REASON_FILL,
+                        turn=state.turn,
+                        created_by=state.created_by,
+                    )
                 )
             )
         decision.events.extend(
@@ -352,7 +363,7 @@ class Decider:
         decision = Decision(
             events=[public(player_left=left)], game_state=table.game_state, game_status=status
         )
-        self._hand_over(state, seat, "left", progress, decision)
+        self._hand_over(state, seat, SeatHandedToBot.REASON_LEFT, progress, decision)
         await self._end_if_alone(table, decision, leaver_seat=seat)
         if not state.settings.turn_timer_ms and seat in status.to_act and not status.over:
             # the seat is a computer player's now, and no timer covers its turn yet
@@ -360,18 +371,30 @@ class Decider:
         return decision
 
     def _hand_over(
-        self, state: TableState, seat: int, reason: str, progress: float, decision: Decision
+        self,
+        state: TableState,
+        seat: int,
+        reason: SeatHandedToBot.Reason.ValueType,
+        progress: float,
+        decision: Decision,
     ) -> None:
         occupant = state.seats[seat]
-        handed = events_pb2.SeatHandedToBot(
-            seat=seat,
-            player_id=bot_id(state.table_id, seat),
-            reason=reason,
-            replaced_player_id=occupant.player_id,
-            progress=progress,
+        handed = with_text(
+            SeatHandedToBot(
+                seat=seat,
+                player_id=bot_id(state.table_id, seat),
+                handover_reason=reason,
+                replaced_player_id=occupant.player_id,
+                progress=progress,
+            )
         )
-        request = events_pb2.BotSeatRequested(
-            seat=seat, reason="handover", turn=state.turn, created_by=state.created_by
+        request = with_text(
+            BotSeatRequested(
+                seat=seat,
+                request_reason=BotSeatRequested.REASON_HANDOVER,
+                turn=state.turn,
+                created_by=state.created_by,
+            )
         )
         decision.events.extend(
             [public(seat_handed_to_bot=handed), public(bot_seat_requested=request)]
@@ -394,11 +417,13 @@ class Decider:
         decision.events.extend(self._reveal_current_deal(state, status))
         decision.events.append(
             public(
-                game_finished=events_pb2.GameFinished(
-                    totals=list(status.totals),
-                    places=places,
-                    ended_early=True,
-                    reason="everyone_else_left",
+                game_finished=with_text(
+                    GameFinished(
+                        totals=list(status.totals),
+                        places=places,
+                        ended_early=True,
+                        end_reason=GameFinished.REASON_EVERYONE_ELSE_LEFT,
+                    )
                 )
             )
         )
@@ -496,8 +521,12 @@ class Decider:
         if status.over:
             decision.events.append(
                 public(
-                    game_finished=events_pb2.GameFinished(
-                        totals=list(status.totals), places=list(status.places)
+                    game_finished=with_text(
+                        GameFinished(
+                            totals=list(status.totals),
+                            places=list(status.places),
+                            end_reason=GameFinished.REASON_GAME_OVER,
+                        )
                     )
                 )
             )
@@ -562,7 +591,9 @@ class Decider:
                 # seat over for, and the game has already finished once.
                 break
             if consecutive >= TIMEOUTS_BEFORE_HANDOVER and occupant.kind == PERSON:
-                self._hand_over(state, seat, "timeouts", current.progress, decision)
+                self._hand_over(
+                    state, seat, SeatHandedToBot.REASON_TIMEOUTS, current.progress, decision
+                )
                 await self._end_if_alone(
                     Table(state, decision.game_state, decision.game_status), decision, seat
                 )

@@ -7,7 +7,7 @@ Another seat's cards never reach a viewer: a seat is shown only to the player wh
 
 from __future__ import annotations
 
-from cardtable.platform.fact_upcasting import typed_event
+from cardtable.platform.event_upcasting import upcast_event
 from cardtable.platform.tokens import Principal
 from cardtable.table_service.application import TableApplication
 from cardtable.table_service.commands import Table
@@ -62,8 +62,9 @@ async def visible_events(
     seat: int | None,
     principal: Principal | None,
 ) -> list[events_pb2.Event]:
-    """The events of a stored batch the viewer may see, opened, their facts typed (an older
-    log's too); a viewer who lost the seat sees public ones. Only batches that passed
+    """The events of a stored batch the viewer may see, opened, as they are written now (an
+    older log's facts typed and reasons as enums: platform/event_upcasting.py); a viewer who
+    lost the seat sees public ones. Only batches that passed
     verification are shown (log_security).
 
     Who holds the seat is judged at this batch's version or later: this replica's cached
@@ -80,7 +81,7 @@ async def visible_events(
         seat = None
     security = app.security
     return [
-        typed_event(security.open_event(table_id, event))
+        upcast_event(security.open_event(table_id, event))
         for event in batch.events
         if visible(event, seat)
     ]

@@ -1,13 +1,14 @@
 """The closed sets of a view (phases, suits, contracts, passing directions) as enum numbers.
 
-Kept in one place so that the encoder and the decoder cannot disagree.
+Kept in one place so that the encoder and the decoder cannot disagree, and so that the engine's
+phase names map to enums here only (a view's ``Phase`` and a ``GameStatus``'s alike).
 """
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from cardtable_api.common.v1 import views_pb2
+from cardtable_api.common.v1 import common_pb2, views_pb2
 
 Key = TypeVar("Key")
 Value = TypeVar("Value")
@@ -21,6 +22,13 @@ PHASES: dict[str, views_pb2.Phase.ValueType] = {
     "pass": views_pb2.PHASE_PASS,
     "play": views_pb2.PHASE_PLAY,
     "over": views_pb2.PHASE_OVER,
+}
+
+#: The same phases as ``GameStatus.Phase``, which repeats ``Phase`` name for name (common.proto
+#: cannot import views.proto, which imports it).
+STATUS_PHASES: dict[str, common_pb2.GameStatus.Phase.ValueType] = {
+    name: common_pb2.GameStatus.Phase.Value(views_pb2.Phase.Name(phase))
+    for name, phase in PHASES.items()
 }
 
 #: Suit letters as the engine writes them; "" (or None) is no suit.

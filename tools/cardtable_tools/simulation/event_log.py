@@ -40,6 +40,7 @@ from cardtable.engine.game import GameState
 from cardtable.engine.ranking import places_from_totals
 from cardtable.engine.registry import game_spec
 from cardtable.engine.shuffle import SEED_BYTES, commitment, deck_order_from_seed
+from cardtable.platform.event_upcasting import with_text
 from cardtable.platform.fact_messages import audience_message, fact_event
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -226,17 +227,24 @@ class TableLog:
             events.append(self._finished())
         self.append(*events)
 
-    def _finished(self, *, ended_early: bool = False, reason: str = "") -> events_pb2.Event:
+    def _finished(
+        self,
+        *,
+        ended_early: bool = False,
+        reason: events_pb2.GameFinished.Reason.ValueType = events_pb2.GameFinished.REASON_GAME_OVER,
+    ) -> events_pb2.Event:
         state = self.game
         places = state.places() or places_from_totals(
             state.totals, lower_is_better=self.spec.lower_is_better
         )
         return public(
-            game_finished=events_pb2.GameFinished(
-                totals=list(state.totals),
-                places=list(places),
-                ended_early=ended_early,
-                reason=reason,
+            game_finished=with_text(
+                events_pb2.GameFinished(
+                    totals=list(state.totals),
+                    places=list(places),
+                    ended_early=ended_early,
+                    end_reason=reason,
+                )
             )
         )
 
@@ -284,12 +292,14 @@ class TableLog:
                 )
             ),
             public(
-                seat_handed_to_bot=events_pb2.SeatHandedToBot(
-                    seat=seat,
-                    player_id=bot_id,
-                    reason="left",
-                    replaced_player_id=person,
-                    progress=progress,
+                seat_handed_to_bot=with_text(
+                    events_pb2.SeatHandedToBot(
+                        seat=seat,
+                        player_id=bot_id,
+                        handover_reason=events_pb2.SeatHandedToBot.REASON_LEFT,
+                        replaced_player_id=person,
+                        progress=progress,
+                    )
                 )
             ),
         )
@@ -303,12 +313,14 @@ class TableLog:
         self.append(
             public(turn_timed_out=events_pb2.TurnTimedOut(seat=seat, turn=1, consecutive=3)),
             public(
-                seat_handed_to_bot=events_pb2.SeatHandedToBot(
-                    seat=seat,
-                    player_id=bot_id,
-                    reason="timeouts",
-                    replaced_player_id=person,
-                    progress=progress,
+                seat_handed_to_bot=with_text(
+                    events_pb2.SeatHandedToBot(
+                        seat=seat,
+                        player_id=bot_id,
+                        handover_reason=events_pb2.SeatHandedToBot.REASON_TIMEOUTS,
+                        replaced_player_id=person,
+                        progress=progress,
+                    )
                 )
             ),
         )
@@ -324,12 +336,21 @@ class TableLog:
         self.append(*self.facts([DealStarted(1, dealer, 1)]))
         self.append(
             *self.facts([DealScored(1, tuple(totals), tuple(totals))]),
-            public(game_finished=events_pb2.GameFinished(totals=totals, places=places)),
+            public(
+                game_finished=with_text(
+                    events_pb2.GameFinished(
+                        totals=totals,
+                        places=places,
+                        end_reason=events_pb2.GameFinished.REASON_GAME_OVER,
+                    )
+                )
+            ),
         )
 
     def end_everyone_else_left(self) -> None:
         """Whist: every other person has left, so the game ends at once (docs/rules.md)."""
-        self.append(self._finished(ended_early=True, reason="everyone_else_left"))
+        early = events_pb2.GameFinished.REASON_EVERYONE_ELSE_LEFT
+        self.append(self._finished(ended_early=True, reason=early))
 
 
 def interleave(logs: Sequence[TableLog], seed: int = 7) -> list[events_pb2.EventBatch]:

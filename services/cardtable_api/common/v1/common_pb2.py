@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n cardtable/common/v1/common.proto\x12\x13\x63\x61rdtable.common.v1\"\xa0\x01\n\x08\x41udience\x12\x30\n\x04kind\x18\x01 \x01(\x0e\x32\".cardtable.common.v1.Audience.Kind\x12\r\n\x05seats\x18\x02 \x03(\r\"S\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n\x0bKIND_PUBLIC\x10\x01\x12\x0e\n\nKIND_SEATS\x10\x02\x12\x14\n\x10KIND_SERVER_ONLY\x10\x03\"z\n\x0bGameOptions\x12<\n\x06values\x18\x01 \x03(\x0b\x32,.cardtable.common.v1.GameOptions.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa4\x01\n\nGameStatus\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x0e\n\x06to_act\x18\x02 \x03(\r\x12\x12\n\nneeds_deal\x18\x03 \x01(\x08\x12\x0c\n\x04over\x18\x04 \x01(\x08\x12\x13\n\x0b\x64\x65\x61l_number\x18\x05 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x06 \x01(\r\x12\x0e\n\x06totals\x18\x07 \x03(\x03\x12\x0e\n\x06places\x18\x08 \x03(\r\x12\x10\n\x08progress\x18\t \x01(\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n cardtable/common/v1/common.proto\x12\x13\x63\x61rdtable.common.v1\"\xa0\x01\n\x08\x41udience\x12\x30\n\x04kind\x18\x01 \x01(\x0e\x32\".cardtable.common.v1.Audience.Kind\x12\r\n\x05seats\x18\x02 \x03(\r\"S\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n\x0bKIND_PUBLIC\x10\x01\x12\x0e\n\nKIND_SEATS\x10\x02\x12\x14\n\x10KIND_SERVER_ONLY\x10\x03\"z\n\x0bGameOptions\x12<\n\x06values\x18\x01 \x03(\x0b\x32,.cardtable.common.v1.GameOptions.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x91\x03\n\nGameStatus\x12\x11\n\x05phase\x18\x01 \x01(\tB\x02\x18\x01\x12\x0e\n\x06to_act\x18\x02 \x03(\r\x12\x12\n\nneeds_deal\x18\x03 \x01(\x08\x12\x0c\n\x04over\x18\x04 \x01(\x08\x12\x13\n\x0b\x64\x65\x61l_number\x18\x05 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x06 \x01(\r\x12\x0e\n\x06totals\x18\x07 \x03(\x03\x12\x0e\n\x06places\x18\x08 \x03(\r\x12\x10\n\x08progress\x18\t \x01(\x01\x12<\n\rcurrent_phase\x18\n \x01(\x0e\x32%.cardtable.common.v1.GameStatus.Phase\"\xa8\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0e\n\nPHASE_DEAL\x10\x01\x12\r\n\tPHASE_BID\x10\x02\x12\x12\n\x0ePHASE_CONTRACT\x10\x03\x12\x11\n\rPHASE_DISCARD\x10\x04\x12\x12\n\x0ePHASE_EXCHANGE\x10\x05\x12\x0e\n\nPHASE_PASS\x10\x06\x12\x0e\n\nPHASE_PLAY\x10\x07\x12\x0e\n\nPHASE_OVER\x10\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +33,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_GAMEOPTIONS_VALUESENTRY']._loaded_options = None
   _globals['_GAMEOPTIONS_VALUESENTRY']._serialized_options = b'8\001'
+  _globals['_GAMESTATUS'].fields_by_name['phase']._loaded_options = None
+  _globals['_GAMESTATUS'].fields_by_name['phase']._serialized_options = b'\030\001'
   _globals['_AUDIENCE']._serialized_start=58
   _globals['_AUDIENCE']._serialized_end=218
   _globals['_AUDIENCE_KIND']._serialized_start=135
@@ -42,5 +44,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GAMEOPTIONS_VALUESENTRY']._serialized_start=297
   _globals['_GAMEOPTIONS_VALUESENTRY']._serialized_end=342
   _globals['_GAMESTATUS']._serialized_start=345
-  _globals['_GAMESTATUS']._serialized_end=509
+  _globals['_GAMESTATUS']._serialized_end=746
+  _globals['_GAMESTATUS_PHASE']._serialized_start=578
+  _globals['_GAMESTATUS_PHASE']._serialized_end=746
 # @@protoc_insertion_point(module_scope)

@@ -17,6 +17,11 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
+
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
@@ -125,6 +130,49 @@ class GameStatus(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    class _Phase:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[GameStatus._Phase.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        PHASE_UNSPECIFIED: GameStatus._Phase.ValueType  # 0
+        PHASE_DEAL: GameStatus._Phase.ValueType  # 1
+        """The next step is a deal."""
+        PHASE_BID: GameStatus._Phase.ValueType  # 2
+        """Bidding (Whist: tricks; Belote: taking and naming trump)."""
+        PHASE_CONTRACT: GameStatus._Phase.ValueType  # 3
+        """3-5-8: the declarer names a contract."""
+        PHASE_DISCARD: GameStatus._Phase.ValueType  # 4
+        """3-5-8: the declarer discards after taking the talon."""
+        PHASE_EXCHANGE: GameStatus._Phase.ValueType  # 5
+        """3-5-8: cards owed from the last deal are given and returned."""
+        PHASE_PASS: GameStatus._Phase.ValueType  # 6
+        """Hearts: every seat chooses three cards to pass."""
+        PHASE_PLAY: GameStatus._Phase.ValueType  # 7
+        PHASE_OVER: GameStatus._Phase.ValueType  # 8
+
+    class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
+        """A game's phase: the values of `Phase` in views.proto, name for name and number for
+        number (that enum cannot be used here: views.proto imports this file).
+        """
+
+    PHASE_UNSPECIFIED: GameStatus.Phase.ValueType  # 0
+    PHASE_DEAL: GameStatus.Phase.ValueType  # 1
+    """The next step is a deal."""
+    PHASE_BID: GameStatus.Phase.ValueType  # 2
+    """Bidding (Whist: tricks; Belote: taking and naming trump)."""
+    PHASE_CONTRACT: GameStatus.Phase.ValueType  # 3
+    """3-5-8: the declarer names a contract."""
+    PHASE_DISCARD: GameStatus.Phase.ValueType  # 4
+    """3-5-8: the declarer discards after taking the talon."""
+    PHASE_EXCHANGE: GameStatus.Phase.ValueType  # 5
+    """3-5-8: cards owed from the last deal are given and returned."""
+    PHASE_PASS: GameStatus.Phase.ValueType  # 6
+    """Hearts: every seat chooses three cards to pass."""
+    PHASE_PLAY: GameStatus.Phase.ValueType  # 7
+    PHASE_OVER: GameStatus.Phase.ValueType  # 8
+
     PHASE_FIELD_NUMBER: _builtins.int
     TO_ACT_FIELD_NUMBER: _builtins.int
     NEEDS_DEAL_FIELD_NUMBER: _builtins.int
@@ -134,8 +182,21 @@ class GameStatus(_message.Message):
     TOTALS_FIELD_NUMBER: _builtins.int
     PLACES_FIELD_NUMBER: _builtins.int
     PROGRESS_FIELD_NUMBER: _builtins.int
-    phase: _builtins.str
-    """Name of the current phase ("deal", "bid", "pass", "play", "over", ...)."""
+    CURRENT_PHASE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def phase(self) -> _builtins.str:
+        """Deprecated: read `current_phase`. Still filled, with the phase's name in the engine
+        ("deal", "bid", "pass", "play", "over", ...), for clients built before the enum.
+        """
+
+    @phase.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def phase(self, value: _builtins.str) -> None:
+        """Deprecated: read `current_phase`. Still filled, with the phase's name in the engine
+        ("deal", "bid", "pass", "play", "over", ...), for clients built before the enum.
+        """
+
     needs_deal: _builtins.bool
     """True when the next step is a deal: the caller must supply a deck order."""
     over: _builtins.bool
@@ -146,6 +207,8 @@ class GameStatus(_message.Message):
     """The seat that dealt the current deal."""
     progress: _builtins.float
     """Share of the game completed, 0 to 1 (the leaver deduction scales by it)."""
+    current_phase: Global___GameStatus.Phase.ValueType
+    """The current phase."""
     @_builtins.property
     def to_act(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Seats that may act now (several during simultaneous phases such as Hearts' passing)."""
@@ -170,10 +233,11 @@ class GameStatus(_message.Message):
         totals: _abc.Iterable[_builtins.int] | None = ...,
         places: _abc.Iterable[_builtins.int] | None = ...,
         progress: _builtins.float = ...,
+        current_phase: Global___GameStatus.Phase.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_number", b"deal_number", "dealer", b"dealer", "needs_deal", b"needs_deal", "over", b"over", "phase", b"phase", "places", b"places", "progress", b"progress", "to_act", b"to_act", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["current_phase", b"current_phase", "deal_number", b"deal_number", "dealer", b"dealer", "needs_deal", b"needs_deal", "over", b"over", "phase", b"phase", "places", b"places", "progress", b"progress", "to_act", b"to_act", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -21,6 +21,11 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
+
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class _PlayerKind:
@@ -744,20 +749,61 @@ class SeatHandedToBot(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    class _Reason:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[SeatHandedToBot._Reason.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        REASON_UNSPECIFIED: SeatHandedToBot._Reason.ValueType  # 0
+        REASON_LEFT: SeatHandedToBot._Reason.ValueType  # 1
+        """The person left the running game."""
+        REASON_TIMEOUTS: SeatHandedToBot._Reason.ValueType  # 2
+        """The person's turn timed out three times in a row."""
+        REASON_FILL: SeatHandedToBot._Reason.ValueType  # 3
+        """The seat was empty when the game started."""
+
+    class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
+        """Why a computer player took the seat."""
+
+    REASON_UNSPECIFIED: SeatHandedToBot.Reason.ValueType  # 0
+    REASON_LEFT: SeatHandedToBot.Reason.ValueType  # 1
+    """The person left the running game."""
+    REASON_TIMEOUTS: SeatHandedToBot.Reason.ValueType  # 2
+    """The person's turn timed out three times in a row."""
+    REASON_FILL: SeatHandedToBot.Reason.ValueType  # 3
+    """The seat was empty when the game started."""
+
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     REPLACED_PLAYER_ID_FIELD_NUMBER: _builtins.int
     PROGRESS_FIELD_NUMBER: _builtins.int
+    HANDOVER_REASON_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_id: _builtins.str
-    reason: _builtins.str
-    """"left", "timeouts", "fill"."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def reason(self) -> _builtins.str:
+        """Deprecated: read `handover_reason`. Still written, as the text of `handover_reason`
+        ("left", "timeouts", "fill"), for readers built before the enum; a log written before
+        the enum holds only this, read through cardtable.platform.event_upcasting.
+        """
+
+    @reason.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def reason(self, value: _builtins.str) -> None:
+        """Deprecated: read `handover_reason`. Still written, as the text of `handover_reason`
+        ("left", "timeouts", "fill"), for readers built before the enum; a log written before
+        the enum holds only this, read through cardtable.platform.event_upcasting.
+        """
+
     replaced_player_id: _builtins.str
     progress: _builtins.float
     """Share of the game completed at the hand-over (0 to 1): a person replaced after a leave or
     three timeouts counts as disconnected from this point on.
     """
+    handover_reason: Global___SeatHandedToBot.Reason.ValueType
     def __init__(
         self,
         *,
@@ -766,10 +812,11 @@ class SeatHandedToBot(_message.Message):
         reason: _builtins.str = ...,
         replaced_player_id: _builtins.str = ...,
         progress: _builtins.float = ...,
+        handover_reason: Global___SeatHandedToBot.Reason.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "progress", b"progress", "reason", b"reason", "replaced_player_id", b"replaced_player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handover_reason", b"handover_reason", "player_id", b"player_id", "progress", b"progress", "reason", b"reason", "replaced_player_id", b"replaced_player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -801,18 +848,63 @@ Global___SeatReclaimed: _TypeAlias = SeatReclaimed  # noqa: Y015
 class BotSeatRequested(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    class _Reason:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[BotSeatRequested._Reason.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        REASON_UNSPECIFIED: BotSeatRequested._Reason.ValueType  # 0
+        REASON_FILL: BotSeatRequested._Reason.ValueType  # 1
+        """Play a seat that was empty when the game started."""
+        REASON_HANDOVER: BotSeatRequested._Reason.ValueType  # 2
+        """Play a person's seat for the rest of the game (SeatHandedToBot in the same batch)."""
+        REASON_SINGLE_MOVE: BotSeatRequested._Reason.ValueType  # 3
+        """Make one move for a seat: named by the contract, never written by the table service,
+        which makes a timed-out seat's single move itself; the bot service ignores it.
+        """
+
+    class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
+        """What the table asks of the bot service."""
+
+    REASON_UNSPECIFIED: BotSeatRequested.Reason.ValueType  # 0
+    REASON_FILL: BotSeatRequested.Reason.ValueType  # 1
+    """Play a seat that was empty when the game started."""
+    REASON_HANDOVER: BotSeatRequested.Reason.ValueType  # 2
+    """Play a person's seat for the rest of the game (SeatHandedToBot in the same batch)."""
+    REASON_SINGLE_MOVE: BotSeatRequested.Reason.ValueType  # 3
+    """Make one move for a seat: named by the contract, never written by the table service,
+    which makes a timed-out seat's single move itself; the bot service ignores it.
+    """
+
     SEAT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     TURN_FIELD_NUMBER: _builtins.int
     CREATED_BY_FIELD_NUMBER: _builtins.int
+    REQUEST_REASON_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    reason: _builtins.str
-    """"fill", "handover", "single_move"."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def reason(self) -> _builtins.str:
+        """Deprecated: read `request_reason`. Still written, as the text of `request_reason`
+        ("fill", "handover", "single_move"), for readers built before the enum; a log written
+        before the enum holds only this, read through cardtable.platform.event_upcasting.
+        """
+
+    @reason.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def reason(self, value: _builtins.str) -> None:
+        """Deprecated: read `request_reason`. Still written, as the text of `request_reason`
+        ("fill", "handover", "single_move"), for readers built before the enum; a log written
+        before the enum holds only this, read through cardtable.platform.event_upcasting.
+        """
+
     turn: _builtins.int
     created_by: _builtins.str
     """The player who created the table (as in its TableCreated): the bot service shares its
     seats between creators when it is full. Empty in requests made before the field existed.
     """
+    request_reason: Global___BotSeatRequested.Reason.ValueType
     def __init__(
         self,
         *,
@@ -820,10 +912,11 @@ class BotSeatRequested(_message.Message):
         reason: _builtins.str = ...,
         turn: _builtins.int = ...,
         created_by: _builtins.str = ...,
+        request_reason: Global___BotSeatRequested.Reason.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "reason", b"reason", "seat", b"seat", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_by", b"created_by", "reason", b"reason", "request_reason", b"request_reason", "seat", b"seat", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -833,13 +926,51 @@ Global___BotSeatRequested: _TypeAlias = BotSeatRequested  # noqa: Y015
 class GameFinished(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    class _Reason:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[GameFinished._Reason.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        REASON_UNSPECIFIED: GameFinished._Reason.ValueType  # 0
+        REASON_GAME_OVER: GameFinished._Reason.ValueType  # 1
+        """The game's own rules ended it (its last deal, or a target score reached)."""
+        REASON_EVERYONE_ELSE_LEFT: GameFinished._Reason.ValueType  # 2
+        """Whist: every other person left, so the one still seated wins at once (ended_early)."""
+
+    class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
+        """Why the game ended."""
+
+    REASON_UNSPECIFIED: GameFinished.Reason.ValueType  # 0
+    REASON_GAME_OVER: GameFinished.Reason.ValueType  # 1
+    """The game's own rules ended it (its last deal, or a target score reached)."""
+    REASON_EVERYONE_ELSE_LEFT: GameFinished.Reason.ValueType  # 2
+    """Whist: every other person left, so the one still seated wins at once (ended_early)."""
+
     TOTALS_FIELD_NUMBER: _builtins.int
     PLACES_FIELD_NUMBER: _builtins.int
     ENDED_EARLY_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    END_REASON_FIELD_NUMBER: _builtins.int
     ended_early: _builtins.bool
     """True when the game ended early under a rule such as Whist's "everyone else left"."""
-    reason: _builtins.str
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def reason(self) -> _builtins.str:
+        """Deprecated: read `end_reason`. Still written, as the text of `end_reason` (""
+        for a game over, "everyone_else_left"), for readers built before the enum; a log written
+        before the enum holds only this, read through cardtable.platform.event_upcasting.
+        """
+
+    @reason.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def reason(self, value: _builtins.str) -> None:
+        """Deprecated: read `end_reason`. Still written, as the text of `end_reason` (""
+        for a game over, "everyone_else_left"), for readers built before the enum; a log written
+        before the enum holds only this, read through cardtable.platform.event_upcasting.
+        """
+
+    end_reason: Global___GameFinished.Reason.ValueType
     @_builtins.property
     def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
@@ -851,10 +982,11 @@ class GameFinished(_message.Message):
         places: _abc.Iterable[_builtins.int] | None = ...,
         ended_early: _builtins.bool = ...,
         reason: _builtins.str = ...,
+        end_reason: Global___GameFinished.Reason.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_early", b"ended_early", "places", b"places", "reason", b"reason", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_reason", b"end_reason", "ended_early", b"ended_early", "places", b"places", "reason", b"reason", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
