@@ -133,6 +133,26 @@ async def test_quick_seats_fill_the_open_table_then_open_another(cluster: Cluste
     assert lobby.players_in_flight == 0
 
 
+async def test_a_quick_seat_retried_after_its_table_filled_gets_the_first_answer(
+    cluster: Cluster,
+) -> None:
+    lobby = Lobby(cluster.parts.app)
+    wanted = table_asked_for("hearts", 4, QUICK)
+    first = await lobby.quick_seat(Principal("p0", PERSON), "q0", wanted)
+    for number in (1, 2, 3):
+        await _listed(lobby, first.table_id, number)
+        await lobby.quick_seat(Principal(f"p{number}", PERSON), f"q{number}", wanted)
+    assert (await cluster.parts.app.read(first.table_id)).state.status == RUNNING
+    for _ in range(250):  # until the lobby lists the table as running
+        if any(s.table_id == first.table_id for s in lobby.tables(RUNNING)):
+            break
+        await asyncio.sleep(0.02)
+    retried = await lobby.quick_seat(Principal("p2", PERSON), "q2", wanted)
+    assert (retried.table_id, retried.seat) == (first.table_id, 2)
+    another = await lobby.quick_seat(Principal("p2", PERSON), "q2-next", wanted)
+    assert another.table_id != first.table_id
+
+
 async def test_the_lobby_holds_people_to_their_quotas_and_not_computer_players(
     cluster: Cluster,
 ) -> None:

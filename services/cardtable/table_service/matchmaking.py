@@ -204,6 +204,9 @@ class Lobby:
         """A seat at an open table like ``wanted`` (see :func:`matching_tables`), or at a new
         one as ``wanted`` when none has room."""
         async with self._counted(principal):
+            earlier = await self._earlier_seating(principal, f"{command_id}:join")
+            if earlier is not None:
+                return earlier
             index = self._app.index
             candidates = matching_tables(index.tables(OPEN) if index else [], wanted)
             for summary in candidates:
@@ -223,6 +226,20 @@ class Lobby:
                 lambda table: self._join(table, principal, None),
             )
             return _seating(outcome, principal)
+
+    async def _earlier_seating(self, principal: Principal, join_id: str) -> Seating | None:
+        """The seat an earlier try of this quick seat took, if one did: a retry gets the first
+        answer even once that table has filled or started and is no candidate any more."""
+        index = self._app.index
+        if index is None:
+            return None
+        for summary in index.tables(OPEN, RUNNING):
+            if principal.player_id not in summary.people:
+                continue
+            table = await self._app.read(summary.table_id)
+            if join_id in table.state.command_ids:
+                return _seating(Outcome(table, None, already_applied=True), principal)
+        return None
 
     # -- quotas -------------------------------------------------------------------------------
     def _applies_to(self, principal: Principal) -> bool:
