@@ -68,10 +68,9 @@ def test_a_spectator_has_no_seat_and_no_hand() -> None:
 
 def test_every_phase_has_an_enum_value() -> None:
     phases = {
-        value
+        phase.value
         for spec in GAMES.values()
-        for name, value in vars(sys.modules[spec.state_type.__module__]).items()
-        if name.endswith("_PHASE")
+        for phase in vars(sys.modules[spec.state_type.__module__])["Phase"]
     }
     assert phases == set(PHASES)
     assert views_pb2.PHASE_UNSPECIFIED not in PHASES.values()

@@ -37,7 +37,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cardtable.engine import belote, hearts, three_five_eight, whist
 from cardtable.engine.cards import (
     FULL_DECK,
     HEARTS,
@@ -49,6 +48,13 @@ from cardtable.engine.cards import (
 )
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import SNAPSHOT_VERSION, GameState
+from cardtable.engine.games.belote import rules as belote
+from cardtable.engine.games.belote.phases import Phase as BelotePhase
+from cardtable.engine.games.hearts import rules as hearts
+from cardtable.engine.games.hearts.phases import Phase as HeartsPhase
+from cardtable.engine.games.three_five_eight import rules as three_five_eight
+from cardtable.engine.games.three_five_eight.phases import Phase as ThreeFiveEightPhase
+from cardtable.engine.games.whist import rules as whist
 from cardtable.engine.registry import game_spec
 from cardtable.engine.snapshot import SNAPSHOT_FORMAT
 
@@ -303,7 +309,7 @@ class _HeartsView(_GameView):
         deck = FULL_DECK
         plays = _plays(observation, self.direction)
         played = {play.card for play in plays}
-        if observation["phase"] == hearts.PLAY_PHASE:
+        if observation["phase"] == HeartsPhase.PLAY:
             receiver = (seat + _HEARTS_OFFSETS[observation["pass_direction"]]) % hearts.PLAYERS
             passed = [card for card in _cards(observation["passed"]) if card not in played]
             if receiver != seat:
@@ -336,12 +342,12 @@ class _HeartsView(_GameView):
         # Passes another seat chose are hidden. Once play starts they are over (marked chosen,
         # cards unknown); during the pass phase they are left to be chosen again.
         passes: list[list[str] | None] = [
-            [] if offset and phase == hearts.PLAY_PHASE else None for _ in range(hearts.PLAYERS)
+            [] if offset and phase == HeartsPhase.PLAY else None for _ in range(hearts.PLAYERS)
         ]
         received: list[list[str]] = [[] for _ in range(hearts.PLAYERS)]
         if observation.get("passed"):
             passes[seat] = list(observation["passed"])
-        if phase == hearts.PLAY_PHASE:
+        if phase == HeartsPhase.PLAY:
             received[seat] = list(observation.get("received") or [])
         state = {
             "phase": phase,
@@ -351,7 +357,7 @@ class _HeartsView(_GameView):
             "received": received,
             "trick": _trick_cards(observation),
             "leader": int(observation.get("leader") or 0),
-            "player": _player(observation) if phase == hearts.PLAY_PHASE else 0,
+            "player": _player(observation) if phase == HeartsPhase.PLAY else 0,
             "tricks": _tricks_json(observation),
             "hearts_broken": bool(observation["hearts_broken"]),
             "points": [int(points) for points in observation["points"]],
@@ -378,9 +384,9 @@ class _ThreeFiveEightView(_GameView):
         deck = FULL_DECK
         declarer = int(observation["declarer"])
         talon, discarded = layout.index(TALON), layout.index(DISCARDED)
-        talon_taken = phase in (three_five_eight.DISCARD_PHASE, three_five_eight.PLAY_PHASE)
+        talon_taken = phase in (ThreeFiveEightPhase.DISCARD, ThreeFiveEightPhase.PLAY)
         layout.sizes[talon] = 0 if talon_taken else three_five_eight.TALON_SIZE
-        if phase == three_five_eight.PLAY_PHASE:
+        if phase == ThreeFiveEightPhase.PLAY:
             layout.sizes[discarded] = three_five_eight.TALON_SIZE
             if seat == declarer:
                 layout.known[discarded] = _cards(observation["discarded"])
@@ -464,13 +470,13 @@ class _ThreeFiveEightView(_GameView):
         talon = places[players]
         discarded = places[players + 1]
         first_cards: list[list[Card]] = [[] for _ in range(players)]
-        if phase == three_five_eight.CONTRACT_PHASE:
+        if phase == ThreeFiveEightPhase.CONTRACT:
             first_cards = [hand[: three_five_eight.FIRST_CARDS] for hand in hands]
             first_cards[seat] = _cards(observation["hand"])
-        if phase in (three_five_eight.DISCARD_PHASE, three_five_eight.PLAY_PHASE):
+        if phase in (ThreeFiveEightPhase.DISCARD, ThreeFiveEightPhase.PLAY):
             if seat == declarer:
                 talon = _cards(observation["talon"])
-            elif phase == three_five_eight.PLAY_PHASE:
+            elif phase == ThreeFiveEightPhase.PLAY:
                 talon = discarded
             else:
                 talon = hands[declarer][-three_five_eight.TALON_SIZE :]
@@ -527,7 +533,7 @@ class _BeloteView(_GameView):
         plays = _plays(observation, self.direction)
         played = {play.card for play in plays}
         taker = observation.get("taker")
-        if observation["phase"] == belote.BID_PHASE:
+        if observation["phase"] == BelotePhase.BID:
             layout.sizes[layout.index(STOCK)] = len(deck) - belote.TURNED_INDEX - 1
         elif taker is not None and int(taker) != seat and turned not in played:
             layout.known[int(taker)].append(turned)
@@ -581,7 +587,7 @@ class _BeloteView(_GameView):
 
     def snapshot(self, observation: Mapping[str, Any], places: list[list[Card]]) -> dict[str, Any]:
         phase = observation["phase"]
-        stock = places[belote.PLAYERS] if phase == belote.BID_PHASE else []
+        stock = places[belote.PLAYERS] if phase == BelotePhase.BID else []
         taker = observation.get("taker")
         state = {
             "phase": phase,

@@ -42,8 +42,6 @@ from cardtable.engine.snapshot import (
 )
 
 SNAPSHOT_VERSION = 1
-DEAL_PHASE = "deal"
-OVER_PHASE = "over"
 
 
 @dataclass(frozen=True)

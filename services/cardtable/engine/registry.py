@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from cardtable.engine.belote import BELOTE
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameSpec
-from cardtable.engine.hearts import HEARTS
-from cardtable.engine.three_five_eight import THREE_FIVE_EIGHT
-from cardtable.engine.whist import WHIST
+from cardtable.engine.games.belote.rules import BELOTE
+from cardtable.engine.games.hearts.rules import HEARTS
+from cardtable.engine.games.three_five_eight.rules import THREE_FIVE_EIGHT
+from cardtable.engine.games.whist.rules import WHIST
 
 GAMES: dict[str, GameSpec] = {spec.name: spec for spec in (WHIST, THREE_FIVE_EIGHT, BELOTE, HEARTS)}
 

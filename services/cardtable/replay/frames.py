@@ -38,9 +38,9 @@ from cardtable.engine.actions import (
     PLAY_CARD,
     format_action,
 )
-from cardtable.engine.belote import BID_PHASE as BELOTE_BIDDING
 from cardtable.engine.cards import format_card
 from cardtable.engine.facts import CardPlayed, DealStarted, GameEnded
+from cardtable.engine.games.belote.phases import Phase as BelotePhase
 from cardtable.engine.options import options_to_dict
 from cardtable.engine.rating import INITIAL_RATING, rating_changes
 from cardtable.engine.record import GameRecord
@@ -235,7 +235,7 @@ class _Frames:
             bids = [entry for entry in public.get("bids") or [] if entry.get("seat") == seat]
             if seat == public.get("taker"):
                 notes.append("taker")
-            elif bids and public.get("phase") == BELOTE_BIDDING:
+            elif bids and public.get("phase") == BelotePhase.BID:
                 notes.append(_words(str(bids[-1]["bid"])))
         elif self.game == "hearts":
             points = public.get("points") or []
@@ -263,7 +263,7 @@ class _Frames:
             if public.get("talon_size"):
                 chips.append(f"talon: {public['talon_size']} cards")
         elif self.game == "belote":
-            if public.get("turned_card") and public.get("phase") == BELOTE_BIDDING:
+            if public.get("turned_card") and public.get("phase") == BelotePhase.BID:
                 chips.append(f"turned up {card_text(public['turned_card']).plain}")
             if public.get("bid_round"):
                 chips.append(f"bidding, round {public['bid_round']}")

@@ -29,14 +29,6 @@ from rich.table import Table
 from rich.text import Text
 
 from cardtable.engine.actions import DISCARD, GIVE_CARD
-from cardtable.engine.belote import (
-    BeloteScored,
-    CapotMade,
-    ContractSettled,
-    DealThrownIn,
-    TrumpBidMade,
-    TurnedCardTaken,
-)
 from cardtable.engine.cards import format_card
 from cardtable.engine.facts import (
     BidMade,
@@ -50,11 +42,16 @@ from cardtable.engine.facts import (
     TrickWon,
     TrumpChosen,
 )
-from cardtable.engine.hearts import CardsPassed, MoonShot, PassChosen
-from cardtable.engine.options import options_to_dict
-from cardtable.engine.record import GameRecord
-from cardtable.engine.registry import game_spec
-from cardtable.engine.three_five_eight import (
+from cardtable.engine.games.belote.rules import (
+    BeloteScored,
+    CapotMade,
+    ContractSettled,
+    DealThrownIn,
+    TrumpBidMade,
+    TurnedCardTaken,
+)
+from cardtable.engine.games.hearts.rules import CardsPassed, MoonShot, PassChosen
+from cardtable.engine.games.three_five_eight.rules import (
     CONTRACTS,
     CardsDiscarded,
     CardsExchanged,
@@ -63,7 +60,10 @@ from cardtable.engine.three_five_eight import (
     ExchangesSkipped,
     TalonTaken,
 )
-from cardtable.engine.whist import StreakBonus
+from cardtable.engine.games.whist.rules import StreakBonus
+from cardtable.engine.options import options_to_dict
+from cardtable.engine.record import GameRecord
+from cardtable.engine.registry import game_spec
 from cardtable.replay.audit import (
     CHECKS,
     FAILED,

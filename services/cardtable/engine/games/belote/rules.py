@@ -34,7 +34,7 @@ stay the sum of the rows.
 >>> state = BELOTE.new_game(4, {}, first_dealer=0)
 >>> facts = state.deal(DECK)
 >>> state.phase, state.to_act(), format_card(state.turned_card)
-('bid', (3,), 'JH')
+(<Phase.BID: 'bid'>, (3,), 'JH')
 >>> facts = state.apply(3, TAKE)
 >>> SUIT_LETTERS[state.trump], state.taker, state.to_act(), [len(hand) for hand in state.hands]
 ('H', 3, (0,), [8, 8, 8, 8])
@@ -91,13 +91,12 @@ from cardtable.engine.facts import (
     TrumpChosen,
 )
 from cardtable.engine.game import (
-    DEAL_PHASE,
-    OVER_PHASE,
     GameSpec,
     GameState,
     trick_json,
     tricks_json,
 )
+from cardtable.engine.games.belote.phases import Phase
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -107,6 +106,7 @@ from cardtable.engine.snapshot import (
     read_int,
     read_list,
     read_optional_int,
+    read_phase,
     read_str,
     require,
 )
@@ -135,8 +135,6 @@ CAPOT_BONUS = 252
 SOLO_CAPOT_BONUS = 350
 TARGET = 501
 
-BID_PHASE = "bid"
-PLAY_PHASE = "play"
 
 #: Rank orders, highest first (docs/rules.md, Belote: "Card order").
 TRUMP_ORDER = (JACK, NINE, ACE, TEN, KING, QUEEN, EIGHT, SEVEN)
@@ -279,7 +277,7 @@ class BeloteState(GameState):
 
     def __init__(self, num_players: int, options: BeloteOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
-        self._phase = DEAL_PHASE
+        self._phase = Phase.DEAL
         self._clear_deal()
 
     def _clear_deal(self) -> None:
@@ -306,7 +304,7 @@ class BeloteState(GameState):
         return DECK
 
     def needs_deal(self) -> bool:
-        return self._phase == DEAL_PHASE
+        return self._phase == Phase.DEAL
 
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         """Deal five cards each and turn one up (module docstring, "Dealing")."""
@@ -323,7 +321,7 @@ class BeloteState(GameState):
         self.turned_card = order[TURNED_INDEX]
         self.stock = list(order[TURNED_INDEX + 1 :])
         self.player = first
-        self._phase = BID_PHASE
+        self._phase = Phase.BID
         facts: list[Fact] = [DealStarted(self.deal_number, self.dealer, HAND_SIZE)]
         facts.extend(
             CardsDealt(seat, tuple(self.hands[seat]), (seat,)) for seat in self._deal_order()
@@ -337,7 +335,7 @@ class BeloteState(GameState):
 
     # -- turns -----------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     @property
@@ -346,16 +344,16 @@ class BeloteState(GameState):
         return 1 if len(self.bids) < PLAYERS else 2
 
     def to_act(self) -> tuple[int, ...]:
-        if self._phase == PLAY_PHASE or self._phase == BID_PHASE:
+        if self._phase == Phase.PLAY or self._phase == Phase.BID:
             return (self.player,)
         return ()
 
     def legal_actions(self, seat: int) -> list[Action]:
         if seat != self.player:
             return []
-        if self._phase == PLAY_PHASE:
+        if self._phase == Phase.PLAY:
             return [PLAY[card] for card in self._playable(self.hands[seat])]
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             if len(self.bids) < PLAYERS:
                 return list(TAKE_BIDS)
             return list(NAME_BIDS[SUIT_OF[self.turned_card]])
@@ -391,7 +389,7 @@ class BeloteState(GameState):
         return [card for card in trumps if strength[card] > best] or trumps
 
     def _why_illegal(self, seat: int, action: Action) -> str | None:
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             return self._why_bid_illegal(action)
         if action.kind != PLAY_CARD:
             return "it is time to play a card"
@@ -442,7 +440,7 @@ class BeloteState(GameState):
 
     # -- applying --------------------------------------------------------------------------
     def _apply(self, seat: int, action: Action) -> list[Fact]:
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             return self._apply_bid(seat, action)
         return self._apply_play(seat, action.card)
 
@@ -470,7 +468,7 @@ class BeloteState(GameState):
         totals = self._record_deal_scores([0] * PLAYERS)
         facts.append(DealScored(self.deal_number, (0,) * PLAYERS, totals))
         self._clear_deal()
-        self._phase = DEAL_PHASE
+        self._phase = Phase.DEAL
         return facts
 
     def _complete_deal(self, taker: int, trump: int) -> list[Fact]:
@@ -493,7 +491,7 @@ class BeloteState(GameState):
         self.belote_seat = self._belote_holder()
         # The dealer leads the first trick (docs/rules.md, Belote: seed wording).
         self.leader = self.player = self.dealer
-        self._phase = PLAY_PHASE
+        self._phase = Phase.PLAY
         return facts
 
     def _set_trump(self, trump: int) -> None:
@@ -584,10 +582,10 @@ class BeloteState(GameState):
         facts.append(DealScored(self.deal_number, seat_scores, totals))
         self._clear_deal()
         if _game_won(totals):
-            self._phase = OVER_PHASE
+            self._phase = Phase.OVER
             facts.append(self._end_game())
         else:
-            self._phase = DEAL_PHASE
+            self._phase = Phase.DEAL
         return facts
 
     # -- results and views -----------------------------------------------------------------
@@ -612,12 +610,12 @@ class BeloteState(GameState):
             "team_totals": [self.totals[0], self.totals[1]],
             "target": TARGET,
             "turned_card": format_card(self.turned_card) if self.turned_card >= 0 else None,
-            "bid_round": self.bid_round if self._phase == BID_PHASE else None,
+            "bid_round": self.bid_round if self._phase == Phase.BID else None,
             "bids": [{"seat": bidder, "bid": format_action(bid)} for bidder, bid in self.bids],
             "trump": SUIT_LETTERS[self.trump] if self.trump >= 0 else None,
             "taker": self.taker,
             "trick": trick_json(self.leader, self.trick, PLAYERS, direction=-1),
-            "leader": self.leader if self._phase == PLAY_PHASE else None,
+            "leader": self.leader if self._phase == Phase.PLAY else None,
             "tricks": tricks_json(self.tricks),
             "tricks_won": list(self.tricks_won),
             "team_points": list(self.team_points),
@@ -654,13 +652,13 @@ class BeloteState(GameState):
         }
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
-        phase = read_str(data, "phase", [DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE])
-        if (phase == OVER_PHASE) != self.over:
+        phase = read_phase(data, "phase", Phase)
+        if (phase == Phase.OVER) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         self._check_scores(phase)
         self._clear_deal()
         self._phase = phase
-        if phase in (DEAL_PHASE, OVER_PHASE):
+        if phase in (Phase.DEAL, Phase.OVER):
             self._check_between_deals(data)
             return
         if self.deal_number == 0:
@@ -686,7 +684,7 @@ class BeloteState(GameState):
             if len(cards) != PLAYERS:
                 raise inconsistent("a finished trick holds four cards")
             self.tricks.append((leader, cards, winner))
-        if phase == BID_PHASE:
+        if phase == Phase.BID:
             self._check_bidding()
         else:
             self._check_play()
@@ -696,10 +694,10 @@ class BeloteState(GameState):
         for row in [*self.deal_scores, tuple(self.totals)]:
             if row[0] != row[2] or row[1] != row[3]:
                 raise inconsistent("both members of a team have the same score")
-        finished = self.deal_number - (phase in (BID_PHASE, PLAY_PHASE))
+        finished = self.deal_number - (phase in (Phase.BID, Phase.PLAY))
         if len(self.deal_scores) != finished:
             raise inconsistent("there is one row of scores per finished deal")
-        if _game_won(self.totals) != (phase == OVER_PHASE):
+        if _game_won(self.totals) != (phase == Phase.OVER):
             raise inconsistent("the game is over exactly when a team has won")
 
     def _check_between_deals(self, data: Mapping[str, Any]) -> None:

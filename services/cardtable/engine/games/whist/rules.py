@@ -16,7 +16,7 @@ the cards after it stay in the stock, unseen. A deal of 8 uses every card and ha
 >>> state = WHIST.new_game(4, {"must_trump": "true"}, first_dealer=3)
 >>> facts = state.deal(state.deck())
 >>> state.phase, state.to_act(), state.observation(0)["hand"], state.observation(0)["trump"]
-('bid', (0,), ['7C'], 'C')
+(<Phase.BID: 'bid'>, (0,), ['7C'], 'C')
 """
 
 from __future__ import annotations
@@ -50,20 +50,19 @@ from cardtable.engine.facts import (
     TrumpChosen,
 )
 from cardtable.engine.game import (
-    DEAL_PHASE,
-    OVER_PHASE,
     GameSpec,
     GameState,
     trick_json,
     tricks_json,
 )
+from cardtable.engine.games.whist.phases import Phase
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
     inconsistent,
     read_int,
     read_list,
-    read_str,
+    read_phase,
     require,
 )
 
@@ -76,8 +75,6 @@ STREAK_BONUS = 10
 #: The trump of a deal without trump; no card's suit equals it, which keeps the hot path simple.
 NO_TRUMP = -1
 
-BID_PHASE = "bid"
-PLAY_PHASE = "play"
 
 #: ``SEATS[seat]`` is the one-seat tuple ``to_act`` returns, built once instead of per call.
 SEATS: tuple[tuple[int, ...], ...] = tuple((seat,) for seat in range(MAX_PLAYERS))
@@ -161,7 +158,7 @@ class WhistState(GameState):
         self.must_trump: bool = options.must_trump
         self.cards = whist_deck(num_players)
         self.deal_sizes = deal_sizes(num_players)
-        self._phase = DEAL_PHASE
+        self._phase = Phase.DEAL
         self.cards_each = 0
         self.hands: list[list[Card]] = [[] for _ in range(num_players)]
         self.turned_up: Card | None = None
@@ -180,7 +177,7 @@ class WhistState(GameState):
         return self.cards
 
     def needs_deal(self) -> bool:
-        return self._phase == DEAL_PHASE
+        return self._phase == Phase.DEAL
 
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         self._start_next_deal(direction=1)
@@ -210,26 +207,26 @@ class WhistState(GameState):
             self.trump = NO_TRUMP
             facts.append(TrumpChosen(""))
         # docs/rules.md Whist, bidding: starting left of the dealer.
-        self._phase = BID_PHASE
+        self._phase = Phase.BID
         self.player = first
         return facts
 
     # -- turns -----------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
-        if self._phase == PLAY_PHASE or self._phase == BID_PHASE:
+        if self._phase == Phase.PLAY or self._phase == Phase.BID:
             return SEATS[self.player]
         return ()
 
     def legal_actions(self, seat: int) -> list[Action]:
         if seat != self.player:
             return []
-        if self._phase == PLAY_PHASE:
+        if self._phase == Phase.PLAY:
             return [PLAY[card] for card in self._playable(self.hands[seat])]
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             actions = list(BIDS[: self.cards_each + 1])
             forbidden = self._forbidden_bid(seat)
             if forbidden is not None:
@@ -265,7 +262,7 @@ class WhistState(GameState):
         return hand
 
     def _why_illegal(self, seat: int, action: Action) -> str | None:
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             return self._why_bid_illegal(seat, action)
         if action.kind != PLAY_CARD:
             return "it is time to play a card"
@@ -304,7 +301,7 @@ class WhistState(GameState):
 
     # -- applying --------------------------------------------------------------------------
     def _apply(self, seat: int, action: Action) -> list[Fact]:
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             return self._apply_bid(seat, action.number)
         return self._apply_play(seat, action.card)
 
@@ -313,7 +310,7 @@ class WhistState(GameState):
         self.player = (seat + 1) % self.num_players
         if seat == self.dealer:
             # docs/rules.md Whist, play: the player left of the dealer leads the first trick.
-            self._phase = PLAY_PHASE
+            self._phase = Phase.PLAY
             self.leader = self.player
         return [BidMade(seat, tricks)]
 
@@ -360,10 +357,10 @@ class WhistState(GameState):
         totals = self._record_deal_scores(scores)
         facts.append(DealScored(self.deal_number, tuple(scores), totals))
         if self.deal_number == len(self.deal_sizes):
-            self._phase = OVER_PHASE
+            self._phase = Phase.OVER
             facts.append(self._end_game())
         else:
-            self._phase = DEAL_PHASE
+            self._phase = Phase.DEAL
         return facts
 
     # -- results and views -----------------------------------------------------------------
@@ -382,7 +379,7 @@ class WhistState(GameState):
             "bids": list(self.bids),
             "tricks_won": list(self.tricks_won),
             "trick": trick_json(self.leader, self.trick, self.num_players),
-            "leader": self.leader if self._phase == PLAY_PHASE else None,
+            "leader": self.leader if self._phase == Phase.PLAY else None,
             "tricks": tricks_json(self.tricks),
             "exact_streaks": list(self.exact_runs),
             "miss_streaks": list(self.miss_runs),
@@ -414,7 +411,7 @@ class WhistState(GameState):
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         players = self.num_players
-        self._phase = read_str(data, "phase", [DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE])
+        self._phase = read_phase(data, "phase", Phase)
         self._check_deal_counts()
         self.cards_each = self.deal_sizes[self.deal_number - 1] if self.deal_number else 0
         self._load_streaks()
@@ -442,18 +439,18 @@ class WhistState(GameState):
         deals = len(self.deal_sizes)
         if self.deal_number > deals:
             raise inconsistent(f"a game of {self.num_players} players has {deals} deals")
-        if (self._phase == OVER_PHASE) != self.over:
+        if (self._phase == Phase.OVER) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         if self.over and self.deal_number != deals:
             raise inconsistent("the game ends only after the last deal")
-        if self._phase == DEAL_PHASE and self.deal_number == deals:
+        if self._phase == Phase.DEAL and self.deal_number == deals:
             raise inconsistent("there is no deal after the last one")
-        if self._phase in (BID_PHASE, PLAY_PHASE) and not self.deal_number:
+        if self._phase in (Phase.BID, Phase.PLAY) and not self.deal_number:
             raise inconsistent("no deal has been dealt yet")
         dealer = (self.first_dealer + max(self.deal_number - 1, 0)) % self.num_players
         if self.dealer != dealer:
             raise inconsistent("the dealer does not follow from the first dealer")
-        scored = self.deal_number - (self._phase in (BID_PHASE, PLAY_PHASE))
+        scored = self.deal_number - (self._phase in (Phase.BID, Phase.PLAY))
         if len(self.deal_scores) != scored:
             raise inconsistent("the scored deals do not match the deal number")
 
@@ -514,14 +511,14 @@ class WhistState(GameState):
             if seen or made:
                 raise inconsistent("nothing is dealt before the first deal")
             return
-        if self._phase == BID_PHASE:
+        if self._phase == Phase.BID:
             self._check_bidding()
             return
         if len(made) != players:
             raise inconsistent("every seat bids before the first card is played")
         if sum(made) == cards_each:
             raise inconsistent("the bids may not total the number of cards")
-        if self._phase == PLAY_PHASE:
+        if self._phase == Phase.PLAY:
             self._check_playing()
             return
         if any(self.hands) or self.trick or len(self.tricks) != cards_each:

@@ -1,0 +1,1 @@
+"""Belote: its rules, phases, determinization view and replay descriptions."""

@@ -1,0 +1,1 @@
+"""Hearts: its rules, phases, determinization view and replay descriptions."""

@@ -1,0 +1,1 @@
+"""3-5-8: its rules, phases, determinization view and replay descriptions."""

@@ -1,0 +1,1 @@
+"""Whist: its rules, phases, determinization view and replay descriptions."""
