@@ -49,10 +49,10 @@ from tests.engine.test_whist import new_game, play_rigged_deal, seat_score
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "docs" / "rules.md"
 GAME_MODULES = {
-    "whist.py": "whist",
-    "three_five_eight.py": "3-5-8",
-    "belote.py": "belote",
-    "hearts.py": "hearts",
+    "games/whist/rules.py": "whist",
+    "games/three_five_eight/rules.py": "3-5-8",
+    "games/belote/rules.py": "belote",
+    "games/hearts/rules.py": "hearts",
 }
 
 Table = list[dict[str, str]]
@@ -114,7 +114,7 @@ def rules_links(text: str) -> list[str]:
 
 def test_every_link_into_the_rulebook_names_a_heading() -> None:
     sources = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-    sources += sorted((REPO / "services" / "cardtable" / "engine").glob("*.py"))
+    sources += sorted((REPO / "services" / "cardtable" / "engine").rglob("*.py"))
     linked = {
         str(path.relative_to(REPO)): rules_links(path.read_text())
         for path in sources

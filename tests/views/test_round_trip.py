@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 
 import pytest
 from google.protobuf import json_format
 
 from cardtable.bots.observation import normalise_observation
 from cardtable.engine.game import GameState
-from cardtable.engine.registry import GAMES, game_spec
+from cardtable.engine.registry import DEFINITIONS, GAMES, game_spec
 from cardtable.rules_service.codec import to_struct
 from cardtable.simulation.playout import random_action, shuffled_deck
 from cardtable.views.decode import decode_view
@@ -67,11 +66,7 @@ def test_a_spectator_has_no_seat_and_no_hand() -> None:
 
 
 def test_every_phase_has_an_enum_value() -> None:
-    phases = {
-        phase.value
-        for spec in GAMES.values()
-        for phase in vars(sys.modules[spec.state_type.__module__])["Phase"]
-    }
+    phases = {phase.value for game in DEFINITIONS.values() for phase in game.phases}
     assert phases == set(PHASES)
     assert views_pb2.PHASE_UNSPECIFIED not in PHASES.values()
 
