@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from cardtable.engine.game import GameSpec
 from cardtable.engine.hidden import GameView
+from cardtable.engine.narration import NarrationFactory
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class GameDefinition:
     phases: type[StrEnum]
     #: ``view.py``: what a seat's observation hides and where it may be, for the bots' search.
     view: GameView
+    #: ``narration.py``: how a replay tells the game's own facts (one instance per replay).
+    narration: NarrationFactory
     #: The game's own kinds of fact (``rules.py``), besides the shared ones in engine/facts.py;
     #: each has a typed message in proto/cardtable/events/v1/facts.proto.
     facts: tuple[type, ...]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cardtable.engine.definition import GameDefinition
+from cardtable.engine.games.belote.narration import BeloteNarration
 from cardtable.engine.games.belote.phases import Phase
 from cardtable.engine.games.belote.rules import (
     BELOTE,
@@ -19,6 +20,7 @@ GAME = GameDefinition(
     spec=BELOTE,
     phases=Phase,
     view=BeloteView(),
+    narration=BeloteNarration,
     facts=(
         TrumpBidMade,
         TurnedCardTaken,

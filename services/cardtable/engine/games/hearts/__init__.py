@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cardtable.engine.definition import GameDefinition
+from cardtable.engine.games.hearts.narration import HeartsNarration
 from cardtable.engine.games.hearts.phases import Phase
 from cardtable.engine.games.hearts.rules import (
     HEARTS,
@@ -17,6 +18,7 @@ GAME = GameDefinition(
     spec=HEARTS,
     phases=Phase,
     view=HeartsView(),
+    narration=HeartsNarration,
     facts=(
         PassingAnnounced,
         PassChosen,

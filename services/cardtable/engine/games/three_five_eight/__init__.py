@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cardtable.engine.definition import GameDefinition
+from cardtable.engine.games.three_five_eight.narration import ThreeFiveEightNarration
 from cardtable.engine.games.three_five_eight.phases import Phase
 from cardtable.engine.games.three_five_eight.rules import (
     THREE_FIVE_EIGHT,
@@ -19,6 +20,7 @@ GAME = GameDefinition(
     spec=THREE_FIVE_EIGHT,
     phases=Phase,
     view=ThreeFiveEightView(),
+    narration=ThreeFiveEightNarration,
     facts=(
         ContractChosen,
         ExchangesOwed,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cardtable.engine.definition import GameDefinition
+from cardtable.engine.games.whist.narration import WhistNarration
 from cardtable.engine.games.whist.phases import Phase
 from cardtable.engine.games.whist.rules import WHIST, StreakBonus
 from cardtable.engine.games.whist.view import WhistView
@@ -11,5 +12,6 @@ GAME = GameDefinition(
     spec=WHIST,
     phases=Phase,
     view=WhistView(),
+    narration=WhistNarration,
     facts=(StreakBonus,),
 )
