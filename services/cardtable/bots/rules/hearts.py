@@ -18,9 +18,9 @@ from cardtable.engine.cards import (
     Card,
     make_card,
 )
-from cardtable.engine.games.hearts.phases import Phase
 from cardtable.engine.games.hearts.rules import (
     CARD_POINTS,
+    PASS_PHASE,
     PASS_SIZE,
     PLAYERS,
     QUEEN_OF_SPADES,
@@ -119,6 +119,6 @@ def _discard(legal: list[Card], queen_out: bool) -> Card:
 
 
 def act(state: HeartsState, seat: int) -> Action:
-    if state.phase == Phase.PASS:
+    if state.phase == PASS_PHASE:
         return choose_pass(state, seat)
     return choose_play(state, seat)

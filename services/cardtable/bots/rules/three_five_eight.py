@@ -12,9 +12,11 @@ from cardtable.bots.rules.common import NO_TRUMP as NO_TRUMP_SUIT
 from cardtable.bots.rules.common import play_for_tricks
 from cardtable.engine.actions import GIVE, PLAY, Action, discard
 from cardtable.engine.cards import ACE, FULL_DECK, KING, QUEEN, RANK_OF, SUIT_OF, SUITS, Card
-from cardtable.engine.games.three_five_eight.phases import Phase
 from cardtable.engine.games.three_five_eight.rules import (
     CONTRACT_ACTIONS,
+    CONTRACT_PHASE,
+    DISCARD_PHASE,
+    EXCHANGE_PHASE,
     FIRST_CARDS,
     MINIMUM_TRICKS,
     NO_TRUMP,
@@ -119,10 +121,10 @@ def choose_play(state: ThreeFiveEightState, seat: int) -> Action:
 
 def act(state: ThreeFiveEightState, seat: int) -> Action:
     phase = state.phase
-    if phase == Phase.CONTRACT:
+    if phase == CONTRACT_PHASE:
         return choose_contract(state, seat)
-    if phase == Phase.EXCHANGE:
+    if phase == EXCHANGE_PHASE:
         return choose_give(state, seat)
-    if phase == Phase.DISCARD:
+    if phase == DISCARD_PHASE:
         return choose_discard(state, seat)
     return choose_play(state, seat)

@@ -8,8 +8,8 @@ import statistics
 from cardtable.bots.rules.common import play_for_tricks
 from cardtable.engine.actions import BIDS, PLAY, Action
 from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
-from cardtable.engine.games.whist.phases import Phase
 from cardtable.engine.games.whist.rules import (
+    BID_PHASE,
     MAX_PLAYERS,
     MIN_PLAYERS,
     WHIST,
@@ -109,6 +109,6 @@ def choose_play(state: WhistState, seat: int) -> Action:
 
 
 def act(state: WhistState, seat: int) -> Action:
-    if state.phase == Phase.BID:
+    if state.phase == BID_PHASE:
         return choose_bid(state, seat)
     return choose_play(state, seat)

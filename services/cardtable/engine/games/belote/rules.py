@@ -111,6 +111,10 @@ from cardtable.engine.snapshot import (
     require,
 )
 
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE = Phase.DEAL, Phase.BID, Phase.PLAY, Phase.OVER
+
 PLAYERS = 4
 HAND_SIZE = 8
 DECK: tuple[Card, ...] = deck_of_ranks(SEVEN)
@@ -277,7 +281,7 @@ class BeloteState(GameState):
 
     def __init__(self, num_players: int, options: BeloteOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
-        self._phase = Phase.DEAL
+        self._phase = DEAL_PHASE
         self._clear_deal()
 
     def _clear_deal(self) -> None:
@@ -304,7 +308,7 @@ class BeloteState(GameState):
         return DECK
 
     def needs_deal(self) -> bool:
-        return self._phase == Phase.DEAL
+        return self._phase == DEAL_PHASE
 
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         """Deal five cards each and turn one up (module docstring, "Dealing")."""
@@ -321,7 +325,7 @@ class BeloteState(GameState):
         self.turned_card = order[TURNED_INDEX]
         self.stock = list(order[TURNED_INDEX + 1 :])
         self.player = first
-        self._phase = Phase.BID
+        self._phase = BID_PHASE
         facts: list[Fact] = [DealStarted(self.deal_number, self.dealer, HAND_SIZE)]
         facts.extend(
             CardsDealt(seat, tuple(self.hands[seat]), (seat,)) for seat in self._deal_order()
@@ -344,16 +348,16 @@ class BeloteState(GameState):
         return 1 if len(self.bids) < PLAYERS else 2
 
     def to_act(self) -> tuple[int, ...]:
-        if self._phase == Phase.PLAY or self._phase == Phase.BID:
+        if self._phase == PLAY_PHASE or self._phase == BID_PHASE:
             return (self.player,)
         return ()
 
     def legal_actions(self, seat: int) -> list[Action]:
         if seat != self.player:
             return []
-        if self._phase == Phase.PLAY:
+        if self._phase == PLAY_PHASE:
             return [PLAY[card] for card in self._playable(self.hands[seat])]
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             if len(self.bids) < PLAYERS:
                 return list(TAKE_BIDS)
             return list(NAME_BIDS[SUIT_OF[self.turned_card]])
@@ -389,7 +393,7 @@ class BeloteState(GameState):
         return [card for card in trumps if strength[card] > best] or trumps
 
     def _why_illegal(self, seat: int, action: Action) -> str | None:
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             return self._why_bid_illegal(action)
         if action.kind != PLAY_CARD:
             return "it is time to play a card"
@@ -440,7 +444,7 @@ class BeloteState(GameState):
 
     # -- applying --------------------------------------------------------------------------
     def _apply(self, seat: int, action: Action) -> list[Fact]:
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             return self._apply_bid(seat, action)
         return self._apply_play(seat, action.card)
 
@@ -468,7 +472,7 @@ class BeloteState(GameState):
         totals = self._record_deal_scores([0] * PLAYERS)
         facts.append(DealScored(self.deal_number, (0,) * PLAYERS, totals))
         self._clear_deal()
-        self._phase = Phase.DEAL
+        self._phase = DEAL_PHASE
         return facts
 
     def _complete_deal(self, taker: int, trump: int) -> list[Fact]:
@@ -491,7 +495,7 @@ class BeloteState(GameState):
         self.belote_seat = self._belote_holder()
         # The dealer leads the first trick (docs/rules.md, Belote: seed wording).
         self.leader = self.player = self.dealer
-        self._phase = Phase.PLAY
+        self._phase = PLAY_PHASE
         return facts
 
     def _set_trump(self, trump: int) -> None:
@@ -582,10 +586,10 @@ class BeloteState(GameState):
         facts.append(DealScored(self.deal_number, seat_scores, totals))
         self._clear_deal()
         if _game_won(totals):
-            self._phase = Phase.OVER
+            self._phase = OVER_PHASE
             facts.append(self._end_game())
         else:
-            self._phase = Phase.DEAL
+            self._phase = DEAL_PHASE
         return facts
 
     # -- results and views -----------------------------------------------------------------
@@ -610,12 +614,12 @@ class BeloteState(GameState):
             "team_totals": [self.totals[0], self.totals[1]],
             "target": TARGET,
             "turned_card": format_card(self.turned_card) if self.turned_card >= 0 else None,
-            "bid_round": self.bid_round if self._phase == Phase.BID else None,
+            "bid_round": self.bid_round if self._phase == BID_PHASE else None,
             "bids": [{"seat": bidder, "bid": format_action(bid)} for bidder, bid in self.bids],
             "trump": SUIT_LETTERS[self.trump] if self.trump >= 0 else None,
             "taker": self.taker,
             "trick": trick_json(self.leader, self.trick, PLAYERS, direction=-1),
-            "leader": self.leader if self._phase == Phase.PLAY else None,
+            "leader": self.leader if self._phase == PLAY_PHASE else None,
             "tricks": tricks_json(self.tricks),
             "tricks_won": list(self.tricks_won),
             "team_points": list(self.team_points),
@@ -653,12 +657,12 @@ class BeloteState(GameState):
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         phase = read_phase(data, "phase", Phase)
-        if (phase == Phase.OVER) != self.over:
+        if (phase == OVER_PHASE) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         self._check_scores(phase)
         self._clear_deal()
         self._phase = phase
-        if phase in (Phase.DEAL, Phase.OVER):
+        if phase in (DEAL_PHASE, OVER_PHASE):
             self._check_between_deals(data)
             return
         if self.deal_number == 0:
@@ -684,7 +688,7 @@ class BeloteState(GameState):
             if len(cards) != PLAYERS:
                 raise inconsistent("a finished trick holds four cards")
             self.tricks.append((leader, cards, winner))
-        if phase == Phase.BID:
+        if phase == BID_PHASE:
             self._check_bidding()
         else:
             self._check_play()
@@ -694,10 +698,10 @@ class BeloteState(GameState):
         for row in [*self.deal_scores, tuple(self.totals)]:
             if row[0] != row[2] or row[1] != row[3]:
                 raise inconsistent("both members of a team have the same score")
-        finished = self.deal_number - (phase in (Phase.BID, Phase.PLAY))
+        finished = self.deal_number - (phase in (BID_PHASE, PLAY_PHASE))
         if len(self.deal_scores) != finished:
             raise inconsistent("there is one row of scores per finished deal")
-        if _game_won(self.totals) != (phase == Phase.OVER):
+        if _game_won(self.totals) != (phase == OVER_PHASE):
             raise inconsistent("the game is over exactly when a team has won")
 
     def _check_between_deals(self, data: Mapping[str, Any]) -> None:

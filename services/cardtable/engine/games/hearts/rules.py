@@ -72,6 +72,10 @@ from cardtable.engine.snapshot import (
     inconsistent as _inconsistent,
 )
 
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, PASS_PHASE, PLAY_PHASE, OVER_PHASE = Phase.DEAL, Phase.PASS, Phase.PLAY, Phase.OVER
+
 PLAYERS = 4
 HAND_SIZE = 13
 PASS_SIZE = 3
@@ -145,7 +149,7 @@ class HeartsState(GameState):
 
     def __init__(self, num_players: int, options: HeartsOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
-        self._phase = Phase.DEAL
+        self._phase = DEAL_PHASE
         self.hands: list[list[Card]] = [[] for _ in range(PLAYERS)]
         self.pass_offset = 0
         self.passes: list[tuple[Card, ...] | None] = [None] * PLAYERS
@@ -162,7 +166,7 @@ class HeartsState(GameState):
         return FULL_DECK
 
     def needs_deal(self) -> bool:
-        return self._phase == Phase.DEAL
+        return self._phase == DEAL_PHASE
 
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         self._start_next_deal(direction=1)
@@ -178,14 +182,14 @@ class HeartsState(GameState):
         facts: list[Fact] = [DealStarted(self.deal_number, self.dealer, HAND_SIZE)]
         facts.extend(CardsDealt(seat, tuple(self.hands[seat]), (seat,)) for seat in range(PLAYERS))
         if self.pass_offset:
-            self._phase = Phase.PASS
+            self._phase = PASS_PHASE
             facts.append(PassingAnnounced(self.deal_number, PASS_DIRECTION_NAMES[self.pass_offset]))
         else:
             self._start_play()
         return facts
 
     def _start_play(self) -> None:
-        self._phase = Phase.PLAY
+        self._phase = PLAY_PHASE
         self.leader = self.player = next(
             seat for seat in range(PLAYERS) if TWO_OF_CLUBS in self.hands[seat]
         )
@@ -196,23 +200,23 @@ class HeartsState(GameState):
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
-        if self._phase == Phase.PLAY:
+        if self._phase == PLAY_PHASE:
             return (self.player,)
-        if self._phase == Phase.PASS:
+        if self._phase == PASS_PHASE:
             return tuple(seat for seat in range(PLAYERS) if self.passes[seat] is None)
         return ()
 
     def legal_actions(self, seat: int) -> list[Action]:
-        if self._phase == Phase.PLAY:
+        if self._phase == PLAY_PHASE:
             if seat != self.player:
                 return []
             return [PLAY[card] for card in self._playable(self.hands[seat])]
-        if self._phase == Phase.PASS and self.passes[seat] is None:
+        if self._phase == PASS_PHASE and self.passes[seat] is None:
             return self._legal_passes(self.hands[seat])
         return []
 
     def card_set_choice(self, seat: int) -> CardSetChoice | None:
-        if self._phase == Phase.PASS and self.passes[seat] is None:
+        if self._phase == PASS_PHASE and self.passes[seat] is None:
             return CardSetChoice(tuple(self.hands[seat]), PASS_SIZE, pass_cards)
         return None
 
@@ -250,13 +254,13 @@ class HeartsState(GameState):
 
     def why_illegal(self, seat: int, action: Action) -> str | None:
         # The common case of every playout, checked without the general preamble.
-        if self._phase == Phase.PLAY and seat == self.player and action.kind == PLAY_CARD:
+        if self._phase == PLAY_PHASE and seat == self.player and action.kind == PLAY_CARD:
             return self._why_play_illegal(seat, action.card)
         return super().why_illegal(seat, action)
 
     def apply(self, seat: int, action: Action) -> list[Fact]:
         # Same rules as GameState.apply; the common case skips two levels of dispatch.
-        if self._phase == Phase.PLAY and seat == self.player and action.kind == PLAY_CARD:
+        if self._phase == PLAY_PHASE and seat == self.player and action.kind == PLAY_CARD:
             reason = self._why_play_illegal(seat, action.card)
             if reason is not None:
                 raise IllegalAction(reason)
@@ -264,7 +268,7 @@ class HeartsState(GameState):
         return super().apply(seat, action)
 
     def _why_illegal(self, seat: int, action: Action) -> str | None:
-        if self._phase == Phase.PASS:
+        if self._phase == PASS_PHASE:
             return self._why_pass_illegal(seat, action)
         if action.kind != PLAY_CARD:
             return "it is time to play a card"
@@ -307,7 +311,7 @@ class HeartsState(GameState):
 
     # -- applying --------------------------------------------------------------------------
     def _apply(self, seat: int, action: Action) -> list[Fact]:
-        if self._phase == Phase.PASS:
+        if self._phase == PASS_PHASE:
             return self._apply_pass(seat, action.cards)
         return self._apply_play(seat, action.card)
 
@@ -369,10 +373,10 @@ class HeartsState(GameState):
         totals = self._record_deal_scores(scores)
         facts.append(DealScored(self.deal_number, tuple(scores), totals))
         if self.options.quick or max(totals) >= CLASSIC_END:
-            self._phase = Phase.OVER
+            self._phase = OVER_PHASE
             facts.append(self._end_game())
         else:
-            self._phase = Phase.DEAL
+            self._phase = DEAL_PHASE
         return facts
 
     # -- results and views -----------------------------------------------------------------
@@ -391,7 +395,7 @@ class HeartsState(GameState):
 
     def _observation(self, seat: int | None) -> dict[str, Any]:
         own = seat is not None
-        passes_done = self._phase != Phase.PASS and self._phase != Phase.DEAL
+        passes_done = self._phase != PASS_PHASE and self._phase != DEAL_PHASE
         chosen = self.passes[seat] if own and seat is not None else None
         return {
             "hand": cards_json(self.hands[seat]) if own and seat is not None else [],
@@ -403,7 +407,7 @@ class HeartsState(GameState):
             ),
             "passes_chosen": [chosen_cards is not None for chosen_cards in self.passes],
             "trick": trick_json(self.leader, self.trick, PLAYERS),
-            "leader": self.leader if self._phase == Phase.PLAY else None,
+            "leader": self.leader if self._phase == PLAY_PHASE else None,
             "tricks": tricks_json(self.tricks),
             "hearts_broken": self.hearts_broken,
             "points": list(self.points),
@@ -437,7 +441,7 @@ class HeartsState(GameState):
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         self._phase = read_phase(data, "phase", Phase)
-        if (self._phase == Phase.OVER) != self.over:
+        if (self._phase == OVER_PHASE) != self.over:
             raise _inconsistent("the phase and the end of the game disagree")
         hands_data = read_list(data, "hands", PLAYERS)
         if len(hands_data) != PLAYERS:
@@ -472,11 +476,11 @@ class HeartsState(GameState):
         self._check_invariants()
 
     def _check_invariants(self) -> None:
-        if self._phase in (Phase.DEAL, Phase.OVER):
+        if self._phase in (DEAL_PHASE, OVER_PHASE):
             return
         played = [card for _, cards, _ in self.tricks for card in cards]
         check_each_card_once([*self.hands, played, self.trick], FULL_DECK)
-        if self._phase == Phase.PASS:
+        if self._phase == PASS_PHASE:
             if self.trick or self.tricks or any(len(hand) != HAND_SIZE for hand in self.hands):
                 raise _inconsistent("no card is played before the pass")
             for seat, chosen in enumerate(self.passes):

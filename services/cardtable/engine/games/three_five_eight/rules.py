@@ -88,6 +88,18 @@ from cardtable.engine.snapshot import (
     require,
 )
 
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, CONTRACT_PHASE, EXCHANGE_PHASE, DISCARD_PHASE, PLAY_PHASE, OVER_PHASE = (
+    Phase.DEAL,
+    Phase.CONTRACT,
+    Phase.EXCHANGE,
+    Phase.DISCARD,
+    Phase.PLAY,
+    Phase.OVER,
+)
+
+
 PLAYERS = 3
 HAND_SIZE = 16
 FIRST_CARDS = 6
@@ -202,7 +214,7 @@ class ThreeFiveEightState(GameState):
 
     def __init__(self, num_players: int, options: ThreeFiveEightOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
-        self._phase = Phase.DEAL
+        self._phase = DEAL_PHASE
         self.hands: list[list[Card]] = [[] for _ in range(PLAYERS)]
         self.first_cards: list[tuple[Card, ...]] = [() for _ in range(PLAYERS)]
         self.talon: tuple[Card, ...] = ()
@@ -243,7 +255,7 @@ class ThreeFiveEightState(GameState):
         return FULL_DECK
 
     def needs_deal(self) -> bool:
-        return self._phase == Phase.DEAL
+        return self._phase == DEAL_PHASE
 
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         self._start_next_deal(direction=1)
@@ -262,7 +274,7 @@ class ThreeFiveEightState(GameState):
         self.trick = []
         self.tricks = []
         self.tricks_won = [0] * PLAYERS
-        self._phase = Phase.CONTRACT
+        self._phase = CONTRACT_PHASE
         self.player = first
         facts: list[Fact] = [DealStarted(self.deal_number, self.dealer, HAND_SIZE)]
         # Rule: the contract is chosen on the first 6 cards only; the rest are shown after it.
@@ -275,20 +287,20 @@ class ThreeFiveEightState(GameState):
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
-        if self._phase == Phase.DEAL or self._phase == Phase.OVER:
+        if self._phase == DEAL_PHASE or self._phase == OVER_PHASE:
             return ()
         return (self.player,)
 
     def legal_actions(self, seat: int) -> list[Action]:
         phase = self._phase
-        if seat != self.player or phase in (Phase.DEAL, Phase.OVER):
+        if seat != self.player or phase in (DEAL_PHASE, OVER_PHASE):
             return []
-        if phase == Phase.PLAY:
+        if phase == PLAY_PHASE:
             return [PLAY[card] for card in self._playable(self.hands[seat])]
-        if phase == Phase.CONTRACT:
+        if phase == CONTRACT_PHASE:
             used = self.used[seat]
             return [CONTRACT_ACTIONS[c] for c in CONTRACTS if c not in used]
-        if phase == Phase.EXCHANGE:
+        if phase == EXCHANGE_PHASE:
             return [GIVE[card] for card in self._givable(self.hands[seat])]
         # The hand is sorted, so every combination is already in the order discard() keeps.
         return [
@@ -296,7 +308,7 @@ class ThreeFiveEightState(GameState):
         ]
 
     def card_set_choice(self, seat: int) -> CardSetChoice | None:
-        if self._phase == Phase.DISCARD and seat == self.player:
+        if self._phase == DISCARD_PHASE and seat == self.player:
             return CardSetChoice(tuple(self.hands[seat]), TALON_SIZE, discard)
         return None
 
@@ -324,13 +336,13 @@ class ThreeFiveEightState(GameState):
 
     def _why_illegal(self, seat: int, action: Action) -> str | None:
         phase = self._phase
-        if phase == Phase.PLAY:
+        if phase == PLAY_PHASE:
             if action.kind != PLAY_CARD:
                 return "it is time to play a card"
             return self._why_play_illegal(seat, action.card)
-        if phase == Phase.CONTRACT:
+        if phase == CONTRACT_PHASE:
             return self._why_contract_illegal(seat, action)
-        if phase == Phase.EXCHANGE:
+        if phase == EXCHANGE_PHASE:
             return self._why_give_illegal(seat, action)
         return self._why_discard_illegal(seat, action)
 
@@ -396,11 +408,11 @@ class ThreeFiveEightState(GameState):
     # -- applying --------------------------------------------------------------------------
     def _apply(self, seat: int, action: Action) -> list[Fact]:
         phase = self._phase
-        if phase == Phase.PLAY:
+        if phase == PLAY_PHASE:
             return self._apply_play(seat, action.card)
-        if phase == Phase.CONTRACT:
+        if phase == CONTRACT_PHASE:
             return self._apply_contract(seat, action.choice)
-        if phase == Phase.EXCHANGE:
+        if phase == EXCHANGE_PHASE:
             return self._apply_give(seat, action.card)
         return self._apply_discard(seat, action.cards)
 
@@ -450,7 +462,7 @@ class ThreeFiveEightState(GameState):
         while queue:
             creditor = queue[0][0]
             if self._givable(self.hands[creditor]):
-                self._phase = Phase.EXCHANGE
+                self._phase = EXCHANGE_PHASE
                 self.player = creditor
                 return
             # Rule: a creditor with no card outside the trump suit skips the exchanges left.
@@ -482,7 +494,7 @@ class ThreeFiveEightState(GameState):
 
     def _take_talon(self, facts: list[Fact]) -> None:
         declarer = self.declarer
-        self._phase = Phase.DISCARD
+        self._phase = DISCARD_PHASE
         self.player = declarer
         hand = self.hands[declarer]
         hand.extend(self.talon)
@@ -495,7 +507,7 @@ class ThreeFiveEightState(GameState):
             hand.remove(card)
         self.discarded = tuple(sorted(cards))
         # Rule: the declarer leads the first trick.
-        self._phase = Phase.PLAY
+        self._phase = PLAY_PHASE
         self.leader = self.player = seat
         return [CardsDiscarded(seat, self.discarded, (seat,))]
 
@@ -534,10 +546,10 @@ class ThreeFiveEightState(GameState):
         totals = self._record_deal_scores(scores)
         facts: list[Fact] = [DealScored(self.deal_number, scores, totals)]
         if self.deal_number >= DEALS:
-            self._phase = Phase.OVER
+            self._phase = OVER_PHASE
             facts.append(self._end_game())
         else:
-            self._phase = Phase.DEAL
+            self._phase = DEAL_PHASE
         return facts
 
     # -- results and views -----------------------------------------------------------------
@@ -546,7 +558,7 @@ class ThreeFiveEightState(GameState):
         return len(self.deal_scores) / DEALS
 
     def _talon_taken(self) -> bool:
-        return self._phase == Phase.DISCARD or self._phase == Phase.PLAY or bool(self.discarded)
+        return self._phase == DISCARD_PHASE or self._phase == PLAY_PHASE or bool(self.discarded)
 
     def _observation(self, seat: int | None) -> dict[str, Any]:
         own = seat is not None
@@ -554,7 +566,7 @@ class ThreeFiveEightState(GameState):
         if seat is not None:
             # Rule: before the contract each seat sees only its first 6 cards.
             hand = (
-                list(self.first_cards[seat]) if self._phase == Phase.CONTRACT else self.hands[seat]
+                list(self.first_cards[seat]) if self._phase == CONTRACT_PHASE else self.hands[seat]
             )
         is_declarer = own and seat == self.declarer and self.deal_number > 0
         return {
@@ -588,7 +600,7 @@ class ThreeFiveEightState(GameState):
                 {"creditor": creditor, "count": count} for creditor, count in self.skipped
             ],
             "trick": trick_json(self.leader, self.trick, PLAYERS),
-            "leader": self.leader if self._phase == Phase.PLAY else None,
+            "leader": self.leader if self._phase == PLAY_PHASE else None,
             "tricks": tricks_json(self.tricks),
             "tricks_won": list(self.tricks_won),
         }
@@ -636,7 +648,7 @@ class ThreeFiveEightState(GameState):
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         self._phase = read_phase(data, "phase", Phase)
-        if (self._phase == Phase.OVER) != self.over:
+        if (self._phase == OVER_PHASE) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         last = PLAYERS - 1
         hands_data = read_list(data, "hands", PLAYERS)
@@ -709,14 +721,14 @@ class ThreeFiveEightState(GameState):
         """The checks that make a loaded snapshot a state the rules could have reached."""
         self._check_history()
         phase = self._phase
-        if phase in (Phase.DEAL, Phase.OVER):
+        if phase in (DEAL_PHASE, OVER_PHASE):
             if any(self.hands) or self.trick or self.exchange_queue:
                 raise inconsistent("between deals no cards are held and no exchange is owed")
             return
         hands = self.hands
         declarer = self.declarer
         played = [card for _, cards, _ in self.tricks for card in cards]
-        if phase in (Phase.CONTRACT, Phase.EXCHANGE):
+        if phase in (CONTRACT_PHASE, EXCHANGE_PHASE):
             check_each_card_once([*hands, self.talon], FULL_DECK)
         else:
             if len(self.talon) != TALON_SIZE or not set(self.talon) <= set(
@@ -724,15 +736,15 @@ class ThreeFiveEightState(GameState):
             ):
                 raise inconsistent("the talon is not with the declarer")
             check_each_card_once([*hands, self.discarded, played, self.trick], FULL_DECK)
-        if phase != Phase.PLAY and (self.trick or self.tricks or any(self.tricks_won)):
+        if phase != PLAY_PHASE and (self.trick or self.tricks or any(self.tricks_won)):
             raise inconsistent("no card is played before the talon is put away")
-        if phase != Phase.CONTRACT and self.contract not in self.used[declarer]:
+        if phase != CONTRACT_PHASE and self.contract not in self.used[declarer]:
             raise inconsistent("the declarer's contract is not among those they played")
-        if phase == Phase.CONTRACT:
+        if phase == CONTRACT_PHASE:
             self._check_contract_phase()
-        elif phase == Phase.EXCHANGE:
+        elif phase == EXCHANGE_PHASE:
             self._check_exchange_phase()
-        elif phase == Phase.DISCARD:
+        elif phase == DISCARD_PHASE:
             if self.player != declarer or self.discarded or self.exchange_queue:
                 raise inconsistent("the declarer puts four cards away after the exchange")
             sizes = [
@@ -751,7 +763,7 @@ class ThreeFiveEightState(GameState):
         if self.dealer != (self.first_dealer + max(0, self.deal_number - 1)) % PLAYERS:
             raise inconsistent("the dealer does not match the deal number")
         scored = (
-            self.deal_number if self._phase in (Phase.DEAL, Phase.OVER) else self.deal_number - 1
+            self.deal_number if self._phase in (DEAL_PHASE, OVER_PHASE) else self.deal_number - 1
         )
         if len(self.deal_scores) != max(0, scored):
             raise inconsistent("the deal scores do not match the deal number")
@@ -759,7 +771,7 @@ class ThreeFiveEightState(GameState):
             raise inconsistent("the scores of a deal always sum to 0")
         if self.over != (len(self.deal_scores) == DEALS):
             raise inconsistent("the game ends after 18 deals")
-        chosen = self.deal_number - 1 if self._phase == Phase.CONTRACT else self.deal_number
+        chosen = self.deal_number - 1 if self._phase == CONTRACT_PHASE else self.deal_number
         declared = [0] * PLAYERS
         for deal in range(1, chosen + 1):
             declared[(self.first_dealer + deal) % PLAYERS] += 1

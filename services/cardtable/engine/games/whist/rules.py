@@ -66,6 +66,10 @@ from cardtable.engine.snapshot import (
     require,
 )
 
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE = Phase.DEAL, Phase.BID, Phase.PLAY, Phase.OVER
+
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 MAX_HAND = 8
@@ -158,7 +162,7 @@ class WhistState(GameState):
         self.must_trump: bool = options.must_trump
         self.cards = whist_deck(num_players)
         self.deal_sizes = deal_sizes(num_players)
-        self._phase = Phase.DEAL
+        self._phase = DEAL_PHASE
         self.cards_each = 0
         self.hands: list[list[Card]] = [[] for _ in range(num_players)]
         self.turned_up: Card | None = None
@@ -177,7 +181,7 @@ class WhistState(GameState):
         return self.cards
 
     def needs_deal(self) -> bool:
-        return self._phase == Phase.DEAL
+        return self._phase == DEAL_PHASE
 
     def _deal(self, order: tuple[Card, ...]) -> list[Fact]:
         self._start_next_deal(direction=1)
@@ -207,7 +211,7 @@ class WhistState(GameState):
             self.trump = NO_TRUMP
             facts.append(TrumpChosen(""))
         # docs/rules.md Whist, bidding: starting left of the dealer.
-        self._phase = Phase.BID
+        self._phase = BID_PHASE
         self.player = first
         return facts
 
@@ -217,16 +221,16 @@ class WhistState(GameState):
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
-        if self._phase == Phase.PLAY or self._phase == Phase.BID:
+        if self._phase == PLAY_PHASE or self._phase == BID_PHASE:
             return SEATS[self.player]
         return ()
 
     def legal_actions(self, seat: int) -> list[Action]:
         if seat != self.player:
             return []
-        if self._phase == Phase.PLAY:
+        if self._phase == PLAY_PHASE:
             return [PLAY[card] for card in self._playable(self.hands[seat])]
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             actions = list(BIDS[: self.cards_each + 1])
             forbidden = self._forbidden_bid(seat)
             if forbidden is not None:
@@ -262,7 +266,7 @@ class WhistState(GameState):
         return hand
 
     def _why_illegal(self, seat: int, action: Action) -> str | None:
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             return self._why_bid_illegal(seat, action)
         if action.kind != PLAY_CARD:
             return "it is time to play a card"
@@ -301,7 +305,7 @@ class WhistState(GameState):
 
     # -- applying --------------------------------------------------------------------------
     def _apply(self, seat: int, action: Action) -> list[Fact]:
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             return self._apply_bid(seat, action.number)
         return self._apply_play(seat, action.card)
 
@@ -310,7 +314,7 @@ class WhistState(GameState):
         self.player = (seat + 1) % self.num_players
         if seat == self.dealer:
             # docs/rules.md Whist, play: the player left of the dealer leads the first trick.
-            self._phase = Phase.PLAY
+            self._phase = PLAY_PHASE
             self.leader = self.player
         return [BidMade(seat, tricks)]
 
@@ -357,10 +361,10 @@ class WhistState(GameState):
         totals = self._record_deal_scores(scores)
         facts.append(DealScored(self.deal_number, tuple(scores), totals))
         if self.deal_number == len(self.deal_sizes):
-            self._phase = Phase.OVER
+            self._phase = OVER_PHASE
             facts.append(self._end_game())
         else:
-            self._phase = Phase.DEAL
+            self._phase = DEAL_PHASE
         return facts
 
     # -- results and views -----------------------------------------------------------------
@@ -379,7 +383,7 @@ class WhistState(GameState):
             "bids": list(self.bids),
             "tricks_won": list(self.tricks_won),
             "trick": trick_json(self.leader, self.trick, self.num_players),
-            "leader": self.leader if self._phase == Phase.PLAY else None,
+            "leader": self.leader if self._phase == PLAY_PHASE else None,
             "tricks": tricks_json(self.tricks),
             "exact_streaks": list(self.exact_runs),
             "miss_streaks": list(self.miss_runs),
@@ -439,18 +443,18 @@ class WhistState(GameState):
         deals = len(self.deal_sizes)
         if self.deal_number > deals:
             raise inconsistent(f"a game of {self.num_players} players has {deals} deals")
-        if (self._phase == Phase.OVER) != self.over:
+        if (self._phase == OVER_PHASE) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         if self.over and self.deal_number != deals:
             raise inconsistent("the game ends only after the last deal")
-        if self._phase == Phase.DEAL and self.deal_number == deals:
+        if self._phase == DEAL_PHASE and self.deal_number == deals:
             raise inconsistent("there is no deal after the last one")
-        if self._phase in (Phase.BID, Phase.PLAY) and not self.deal_number:
+        if self._phase in (BID_PHASE, PLAY_PHASE) and not self.deal_number:
             raise inconsistent("no deal has been dealt yet")
         dealer = (self.first_dealer + max(self.deal_number - 1, 0)) % self.num_players
         if self.dealer != dealer:
             raise inconsistent("the dealer does not follow from the first dealer")
-        scored = self.deal_number - (self._phase in (Phase.BID, Phase.PLAY))
+        scored = self.deal_number - (self._phase in (BID_PHASE, PLAY_PHASE))
         if len(self.deal_scores) != scored:
             raise inconsistent("the scored deals do not match the deal number")
 
@@ -511,14 +515,14 @@ class WhistState(GameState):
             if seen or made:
                 raise inconsistent("nothing is dealt before the first deal")
             return
-        if self._phase == Phase.BID:
+        if self._phase == BID_PHASE:
             self._check_bidding()
             return
         if len(made) != players:
             raise inconsistent("every seat bids before the first card is played")
         if sum(made) == cards_each:
             raise inconsistent("the bids may not total the number of cards")
-        if self._phase == Phase.PLAY:
+        if self._phase == PLAY_PHASE:
             self._check_playing()
             return
         if any(self.hands) or self.trick or len(self.tricks) != cards_each:
