@@ -207,7 +207,7 @@ class GameView(ABC):
 
     #: The game's places besides the hands (the stock, a talon ...), in placement order.
     extra_places: tuple[str, ...] = ()
-    #: The direction of play: +1 to the left, -1 to the right (Belote).
+    #: The direction of play, the game spec's.
     direction = 1
 
     @abstractmethod

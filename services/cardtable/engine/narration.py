@@ -168,8 +168,6 @@ class GameNarration(ABC):
 
     #: Whether a trick's card points are worth showing (Hearts' penalty points, Belote's).
     trick_points = False
-    #: The direction of play (+1 left, -1 right): places a trick's cards from its leader.
-    direction = 1
 
     def __init__(self, narrator: Narrator, players: int) -> None:
         self.narrator = narrator

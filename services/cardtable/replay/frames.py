@@ -140,6 +140,7 @@ class _Frames:
     """The frames of one replay, one per step, with the score sheet filled in as it goes."""
 
     def __init__(self, record: GameRecord, viewpoint: Viewpoint, renderer: GameRenderer) -> None:
+        self.spec = record.spec
         self.players = record.players
         self.viewpoint = viewpoint
         self.renderer = renderer
@@ -161,7 +162,7 @@ class _Frames:
         won = step.trick
         if won is not None:
             if not trick:  # the viewpoint saw no CardPlayed: place the cards from the leader
-                direction = self.narration.direction
+                direction = self.spec.direction
                 trick = [
                     {"seat": (won.leader + direction * position) % self.players, "card": card}
                     for position, card in enumerate(format_card(c) for c in won.cards)

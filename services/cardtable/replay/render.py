@@ -400,7 +400,7 @@ class GameRenderer:
     def _trick(self, fact: TrickWon) -> None:
         deal = self._deal
         if not deal.trick:  # no CardPlayed seen: place the cards from the leader
-            direction = self.narration.direction
+            direction = self.record.spec.direction
             for position, card in enumerate(fact.cards):
                 seat = (fact.leader + direction * position) % self.players
                 deal.trick[seat] = format_card(card)

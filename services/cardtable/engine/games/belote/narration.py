@@ -38,7 +38,6 @@ class BeloteNarration(GameNarration):
     """Belote: each round of bids on one line, the takers' result, play to the right."""
 
     trick_points = True
-    direction = -1
 
     def __init__(self, narrator: Narrator, players: int) -> None:
         super().__init__(narrator, players)

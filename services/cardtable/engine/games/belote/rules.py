@@ -824,5 +824,6 @@ BELOTE = GameSpec(
     options_type=BeloteOptions,
     state_type=BeloteState,
     teams=TEAMS,
+    direction=-1,
 )
 BeloteState.spec = BELOTE

@@ -7,7 +7,7 @@ from typing import Any
 
 from cardtable.engine.cards import SUIT_LETTERS, SUIT_OF, Card, card_texts, parse_card
 from cardtable.engine.games.belote.phases import Phase
-from cardtable.engine.games.belote.rules import DECK, PLAYERS, STRENGTH, TURNED_INDEX
+from cardtable.engine.games.belote.rules import BELOTE, DECK, PLAYERS, STRENGTH, TURNED_INDEX
 from cardtable.engine.hidden import (
     STOCK,
     GameView,
@@ -31,7 +31,7 @@ class BeloteView(GameView):
     """
 
     extra_places = (STOCK,)
-    direction = -1
+    direction = BELOTE.direction
 
     def hidden(self, observation: Mapping[str, Any]) -> HiddenCards:
         layout = self._new_layout(observation)
@@ -113,4 +113,4 @@ class BeloteView(GameView):
             "player": player_to_act(observation),
             "tricks": finished_tricks(observation),
         }
-        return view_snapshot(observation, first_dealer(observation, -1), state)
+        return view_snapshot(observation, first_dealer(observation, self.direction), state)
