@@ -15,12 +15,12 @@ import pytest
 
 from cardtable.bots.determinize import sample_placement, sample_world
 from cardtable.engine.actions import parse_action
-from cardtable.engine.belote import BELOTE, DECK
 from cardtable.engine.cards import SUIT_OF, Card, parse_card, parse_cards
 from cardtable.engine.determinize import HiddenCards, hidden_cards, state_from_view
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameState
-from cardtable.engine.hearts import PASS_DIRECTION_NAMES
+from cardtable.engine.games.belote.rules import BELOTE, DECK
+from cardtable.engine.games.hearts.rules import PASS_DIRECTION_NAMES
 from tests.bots.positions import TABLES, random_positions, table_id
 from tests.engine.test_three_five_eight import EXCHANGE_A, deck_order, resume_after_deal_one
 

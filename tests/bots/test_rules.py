@@ -12,7 +12,7 @@ from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness
 from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_calibration
 from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
-from cardtable.engine.hearts import HEARTS, HeartsState
+from cardtable.engine.games.hearts.rules import HEARTS, HeartsState
 from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
 
 

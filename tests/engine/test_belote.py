@@ -14,19 +14,6 @@ from typing import Any
 import pytest
 
 from cardtable.engine.actions import PASS_BID, PLAY, TAKE, Action, name_trump, parse_action
-from cardtable.engine.belote import (
-    BELOTE,
-    DECK,
-    NAME_ACTIONS,
-    BeloteScored,
-    BeloteState,
-    CapotMade,
-    ContractSettled,
-    DealThrownIn,
-    TrumpBidMade,
-    TurnedCardTaken,
-    team_scores,
-)
 from cardtable.engine.cards import HEARTS, SPADES, Card, card_texts, parse_card, parse_cards
 from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.engine.facts import (
@@ -38,6 +25,19 @@ from cardtable.engine.facts import (
     GameEnded,
     TrickWon,
     TrumpChosen,
+)
+from cardtable.engine.games.belote.rules import (
+    BELOTE,
+    DECK,
+    NAME_ACTIONS,
+    BeloteScored,
+    BeloteState,
+    CapotMade,
+    ContractSettled,
+    DealThrownIn,
+    TrumpBidMade,
+    TurnedCardTaken,
+    team_scores,
 )
 
 # -- helpers ---------------------------------------------------------------------------------

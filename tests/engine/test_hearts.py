@@ -10,7 +10,7 @@ from cardtable.engine.actions import pass_cards, play
 from cardtable.engine.cards import FULL_DECK, RANK_TEXTS, format_card, parse_card, parse_cards
 from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.engine.facts import DealScored, Fact
-from cardtable.engine.hearts import HEARTS, CardsPassed, HeartsState, MoonShot
+from cardtable.engine.games.hearts.rules import HEARTS, CardsPassed, HeartsState, MoonShot
 
 SUITS = "CDHS"
 

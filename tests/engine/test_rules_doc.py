@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from cardtable.engine.actions import choose_contract, give
-from cardtable.engine.belote import CAPOT_BONUS, SOLO_CAPOT_BONUS, _game_won, team_scores
 from cardtable.engine.cards import (
     CLUBS,
     DIAMONDS,
@@ -28,15 +27,21 @@ from cardtable.engine.cards import (
     parse_card,
     parse_cards,
 )
-from cardtable.engine.hearts import HEARTS, HeartsState
-from cardtable.engine.ranking import places_from_totals
-from cardtable.engine.rating import rating_changes, whist_everyone_left_changes
-from cardtable.engine.three_five_eight import (
+from cardtable.engine.games.belote.rules import (
+    CAPOT_BONUS,
+    SOLO_CAPOT_BONUS,
+    _game_won,
+    team_scores,
+)
+from cardtable.engine.games.hearts.rules import HEARTS, HeartsState
+from cardtable.engine.games.three_five_eight.rules import (
     THREE_FIVE_EIGHT,
     CardsExchanged,
     ThreeFiveEightState,
 )
-from cardtable.engine.whist import deal_score, deal_sizes, whist_deck
+from cardtable.engine.games.whist.rules import deal_score, deal_sizes, whist_deck
+from cardtable.engine.ranking import places_from_totals
+from cardtable.engine.rating import rating_changes, whist_everyone_left_changes
 from tests.engine.test_hearts import _score_deal
 from tests.engine.test_three_five_eight import EXCHANGE_A, deck_order, resume_after_deal_one
 from tests.engine.test_whist import new_game, play_rigged_deal, seat_score
@@ -44,10 +49,10 @@ from tests.engine.test_whist import new_game, play_rigged_deal, seat_score
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "docs" / "rules.md"
 GAME_MODULES = {
-    "whist.py": "whist",
-    "three_five_eight.py": "3-5-8",
-    "belote.py": "belote",
-    "hearts.py": "hearts",
+    "games/whist/rules.py": "whist",
+    "games/three_five_eight/rules.py": "3-5-8",
+    "games/belote/rules.py": "belote",
+    "games/hearts/rules.py": "hearts",
 }
 
 Table = list[dict[str, str]]
@@ -109,7 +114,7 @@ def rules_links(text: str) -> list[str]:
 
 def test_every_link_into_the_rulebook_names_a_heading() -> None:
     sources = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-    sources += sorted((REPO / "services" / "cardtable" / "engine").glob("*.py"))
+    sources += sorted((REPO / "services" / "cardtable" / "engine").rglob("*.py"))
     linked = {
         str(path.relative_to(REPO)): rules_links(path.read_text())
         for path in sources

@@ -38,7 +38,7 @@ from cardtable.engine.facts import (
     TrickWon,
     visible_to,
 )
-from cardtable.engine.three_five_eight import (
+from cardtable.engine.games.three_five_eight.rules import (
     CONTRACTS,
     THREE_FIVE_EIGHT,
     CardsDiscarded,

@@ -1,9 +1,10 @@
 """Whist scenarios (docs/rules.md, Whist) and a random-playout property harness.
 
 Hands are set up by building the deck order that deals them: ``deck_order`` inverts the dealing
-documented in ``cardtable.engine.whist`` (card ``i`` goes to seat ``(dealer + 1 + i) % n``, then
-one card is turned up). ``play_rigged_deal`` deals a hand in which one seat takes an exact number
-of tricks whatever the others do, which lets the streak examples run through real deals.
+documented in ``cardtable.engine.games.whist.rules`` (card ``i`` goes to seat
+``(dealer + 1 + i) % n``, then one card is turned up). ``play_rigged_deal`` deals a hand in
+which one seat takes an exact number of tricks whatever the others do, which lets the streak
+examples run through real deals.
 """
 
 from __future__ import annotations
@@ -44,9 +45,7 @@ from cardtable.engine.facts import (
     TrumpChosen,
     fact_to_dict,
 )
-from cardtable.engine.ranking import places_from_totals
-from cardtable.engine.registry import GAMES
-from cardtable.engine.whist import (
+from cardtable.engine.games.whist.rules import (
     WHIST,
     StreakBonus,
     WhistState,
@@ -54,6 +53,8 @@ from cardtable.engine.whist import (
     deal_sizes,
     streak_step,
 )
+from cardtable.engine.ranking import places_from_totals
+from cardtable.engine.registry import GAMES
 
 Chooser = Callable[[int, list[Action]], Action]
 

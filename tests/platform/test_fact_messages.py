@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from google.protobuf import struct_pb2
 
-from cardtable.engine import belote, facts, hearts, three_five_eight, whist
+from cardtable.engine import facts
 from cardtable.engine.cards import parse_card, parse_cards
 from cardtable.engine.facts import (
     BidMade,
@@ -22,6 +22,10 @@ from cardtable.engine.facts import (
     TrickWon,
     TrumpChosen,
 )
+from cardtable.engine.games.belote import rules as belote
+from cardtable.engine.games.hearts import rules as hearts
+from cardtable.engine.games.three_five_eight import rules as three_five_eight
+from cardtable.engine.games.whist import rules as whist
 from cardtable.engine.registry import GAMES
 from cardtable.platform.fact_messages import (
     KINDS,

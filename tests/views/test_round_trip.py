@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 
 import pytest
 from google.protobuf import json_format
@@ -17,7 +16,7 @@ from google.protobuf import json_format
 from cardtable.bots.observation import normalise_observation
 from cardtable.bots.random_play import random_action, shuffled_deck
 from cardtable.engine.game import GameState
-from cardtable.engine.registry import GAMES, game_spec
+from cardtable.engine.registry import DEFINITIONS, GAMES, game_spec
 from cardtable.rules_service.codec import to_struct
 from cardtable.views.decode import decode_view
 from cardtable.views.encode import encode_view
@@ -67,12 +66,7 @@ def test_a_spectator_has_no_seat_and_no_hand() -> None:
 
 
 def test_every_phase_has_an_enum_value() -> None:
-    phases = {
-        value
-        for spec in GAMES.values()
-        for name, value in vars(sys.modules[spec.state_type.__module__]).items()
-        if name.endswith("_PHASE")
-    }
+    phases = {phase.value for game in DEFINITIONS.values() for phase in game.phases}
     assert phases == set(PHASES)
     assert views_pb2.PHASE_UNSPECIFIED not in PHASES.values()
 

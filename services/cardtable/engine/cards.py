@@ -26,6 +26,9 @@ SUITS: tuple[int, ...] = (CLUBS, DIAMONDS, HEARTS, SPADES)
 SUIT_LETTERS = "CDHS"
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 SUIT_SYMBOLS = ("♣", "♦", "♥", "♠")
+#: By suit letter, for words written for people: ``SUIT_SYMBOL_OF["H"] == "♥"``.
+SUIT_SYMBOL_OF: dict[str, str] = dict(zip(SUIT_LETTERS, SUIT_SYMBOLS, strict=True))
+SUIT_NAME_OF: dict[str, str] = dict(zip(SUIT_LETTERS, SUIT_NAMES, strict=True))
 
 RANK_TEXTS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 TWO, THREE, FOUR, FIVE, SIX, SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(13)

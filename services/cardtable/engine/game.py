@@ -42,8 +42,6 @@ from cardtable.engine.snapshot import (
 )
 
 SNAPSHOT_VERSION = 1
-DEAL_PHASE = "deal"
-OVER_PHASE = "over"
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,8 @@ class GameSpec:
     teams: tuple[tuple[int, ...], ...] = ()
     #: The game ends at once when every other person has left (Whist, docs/rules.md).
     ends_when_one_person_remains: bool = False
+    #: The way play and the deal pass: +1 to the left (seat + 1), -1 to the right (Belote).
+    direction: int = 1
 
     def new_game(
         self, players: int, options: Mapping[str, Any] | Any = None, first_dealer: int = 0

@@ -9,12 +9,15 @@ checks its own invariants (every card of the deck exactly once, and so on).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from cardtable.engine.cards import Card, card_texts, parse_card
 from cardtable.engine.errors import InvalidInput
 
 SNAPSHOT_FORMAT = "cardtable-state"
+
+PhaseT = TypeVar("PhaseT", bound=StrEnum)
 
 
 def require(data: Mapping[str, Any], key: str) -> Any:
@@ -48,6 +51,11 @@ def read_str(data: Mapping[str, Any], key: str, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise InvalidInput(f"snapshot field {key!r} must be one of {list(allowed)}")
     return str(value)
+
+
+def read_phase(data: Mapping[str, Any], key: str, phases: type[PhaseT]) -> PhaseT:
+    """A field that must name one of a game's ``phases``, as that enum's member."""
+    return phases(read_str(data, key, [phase.value for phase in phases]))
 
 
 def read_cards(data: Mapping[str, Any], key: str, max_len: int = 52) -> list[Card]:

@@ -27,7 +27,6 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from cardtable.engine import belote, hearts, three_five_eight, whist
 from cardtable.engine.cards import card_texts, format_card, parse_card
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.facts import (
@@ -43,6 +42,10 @@ from cardtable.engine.facts import (
     TrickWon,
     TrumpChosen,
 )
+from cardtable.engine.games.belote import rules as belote
+from cardtable.engine.games.hearts import rules as hearts
+from cardtable.engine.games.three_five_eight import rules as three_five_eight
+from cardtable.engine.games.whist import rules as whist
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2, facts_pb2
 

@@ -38,21 +38,13 @@ from cardtable.engine.actions import (
     PLAY_CARD,
     format_action,
 )
-from cardtable.engine.belote import BID_PHASE as BELOTE_BIDDING
-from cardtable.engine.cards import format_card
+from cardtable.engine.cards import SUIT_SYMBOL_OF, format_card
 from cardtable.engine.facts import CardPlayed, DealStarted, GameEnded
+from cardtable.engine.narration import card_words, counted
 from cardtable.engine.options import options_to_dict
 from cardtable.engine.rating import INITIAL_RATING, rating_changes
 from cardtable.engine.record import GameRecord
-from cardtable.replay.render import (
-    POINT_GAMES,
-    SUIT_NAMES,
-    SUIT_SYMBOLS,
-    GameRenderer,
-    card_text,
-    counted,
-    display_order,
-)
+from cardtable.replay.render import GameRenderer, display_order
 from cardtable.replay.session import ReplayError, ReplayStep, Viewpoint, replay_steps
 
 #: Columns of the terminal lines shown beside the table (the trick rows of seven seats fit).
@@ -148,10 +140,11 @@ class _Frames:
     """The frames of one replay, one per step, with the score sheet filled in as it goes."""
 
     def __init__(self, record: GameRecord, viewpoint: Viewpoint, renderer: GameRenderer) -> None:
-        self.game = record.spec.name
+        self.spec = record.spec
         self.players = record.players
         self.viewpoint = viewpoint
         self.renderer = renderer
+        self.narration = renderer.narration  # what is particular to the game
         self.frames: list[dict[str, Any]] = []
         self.deals: list[dict[str, Any]] = []
         self.result: dict[str, Any] | None = None
@@ -169,7 +162,7 @@ class _Frames:
         won = step.trick
         if won is not None:
             if not trick:  # the viewpoint saw no CardPlayed: place the cards from the leader
-                direction = -1 if self.game == "belote" else 1
+                direction = self.spec.direction
                 trick = [
                     {"seat": (won.leader + direction * position) % self.players, "card": card}
                     for position, card in enumerate(format_card(c) for c in won.cards)
@@ -219,63 +212,14 @@ class _Frames:
 
     def _notes(self, public: Mapping[str, Any], seat: int) -> list[str]:
         """Short words under a seat: its bid or contract part, and what it has won so far."""
-        notes: list[str] = []
-        if self.game == "whist":
-            bids = public.get("bids") or []
-            if seat < len(bids) and bids[seat] is not None:
-                notes.append(f"bid {bids[seat]}")
-        elif self.game == "358":
-            targets = public.get("targets") or []
-            if seat == public.get("declarer"):
-                notes.append("declarer")
-            if seat < len(targets):
-                word = "at most" if public.get("contract") == "MT" else "target"
-                notes.append(f"{word} {targets[seat]}")
-        elif self.game == "belote":
-            bids = [entry for entry in public.get("bids") or [] if entry.get("seat") == seat]
-            if seat == public.get("taker"):
-                notes.append("taker")
-            elif bids and public.get("phase") == BELOTE_BIDDING:
-                notes.append(_words(str(bids[-1]["bid"])))
-        elif self.game == "hearts":
-            points = public.get("points") or []
-            if seat < len(points) and points[seat]:
-                notes.append(f"{counted(points[seat], 'point')} this deal")
+        notes = self.narration.seat_notes(public, seat)
         if self.tricks_won[seat]:
             notes.append(counted(self.tricks_won[seat], "trick"))
         return notes
 
     def _chips(self, public: Mapping[str, Any]) -> list[str]:
         """The deal's public facts on the table: trump, turned-up card, contract, passing."""
-        chips: list[str] = []
-        trump = public.get("trump")
-        if self.game == "whist":
-            if public.get("cards_each"):
-                chips.append(f"{counted(public['cards_each'], 'card')} each")
-            if public.get("turned_up"):
-                chips.append(f"turned up {card_text(public['turned_up']).plain}")
-            chips.append(_trump(trump) if trump else "no trump")
-        elif self.game == "358":
-            contract = public.get("contract")
-            if contract:
-                names = {"NT": "no trump", "MT": "minimum tricks"}
-                chips.append(f"contract: {names.get(contract) or _trump(contract)}")
-            if public.get("talon_size"):
-                chips.append(f"talon: {public['talon_size']} cards")
-        elif self.game == "belote":
-            if public.get("turned_card") and public.get("phase") == BELOTE_BIDDING:
-                chips.append(f"turned up {card_text(public['turned_card']).plain}")
-            if public.get("bid_round"):
-                chips.append(f"bidding, round {public['bid_round']}")
-            if trump:
-                chips.append(_trump(trump))
-        elif self.game == "hearts":
-            direction = public.get("pass_direction")
-            if direction:
-                chips.append("no passing" if direction == "none" else f"pass {direction}")
-            if public.get("hearts_broken"):
-                chips.append("hearts broken")
-        return chips
+        return self.narration.table_chips(public)
 
     def _caption(self, step: ReplayStep) -> str:
         """One line for the step: who did what, and what it ended (a trick, a deal, the game)."""
@@ -294,7 +238,8 @@ class _Frames:
             parts.append(f"{who(step.seat)}: {_words(format_action(step.action))}")
         won = step.trick
         if won is not None:
-            points = f" ({counted(won.points, 'point')})" if self.game in POINT_GAMES else ""
+            trick_points = self.narration.trick_points
+            points = f" ({counted(won.points, 'point')})" if trick_points else ""
             parts.append(f"{who(won.seat)} won trick {won.trick_number}{points}")
         if step.deal_scored is not None:
             parts.append(f"deal {step.deal_scored.deal_number} scored")
@@ -308,10 +253,10 @@ def _words(action_text: str) -> str:
     verb, *rest = action_text.split()
     shown = []
     for word in rest:
-        if word in SUIT_SYMBOLS:
-            shown.append(SUIT_SYMBOLS[word])
-        elif len(word) >= 2 and word[-1] in SUIT_SYMBOLS and verb in _CARD_VERBS:
-            shown.append(card_text(word).plain)
+        if word in SUIT_SYMBOL_OF:
+            shown.append(SUIT_SYMBOL_OF[word])
+        elif len(word) >= 2 and word[-1] in SUIT_SYMBOL_OF and verb in _CARD_VERBS:
+            shown.append(card_words(word))
         else:
             shown.append(word)
     return " ".join([verb, *shown])
@@ -319,10 +264,6 @@ def _words(action_text: str) -> str:
 
 #: The verbs whose words are cards (the others' are numbers, suits or contracts).
 _CARD_VERBS = frozenset({PLAY_CARD, GIVE_CARD, PASS, DISCARD})
-
-
-def _trump(letter: str) -> str:
-    return f"trump {SUIT_SYMBOLS[letter]} {SUIT_NAMES[letter]}" if letter in SUIT_SYMBOLS else ""
 
 
 def _seat_label(renderer: GameRenderer, seat: int) -> dict[str, Any]:

@@ -6,6 +6,8 @@ passing direction, declarer), the cards dealt to the seats the viewpoint may see
 passes, exchanges and talon, one row per trick (who led, what each seat played, who won), the
 deal's scores with the running totals, and the final places. Everything it shows comes from the
 step's facts and observations, so a seat's replay shows what that seat saw and nothing more.
+What only one game has (its own facts, its deal headers, the rows above a deal's totals) the
+game's registered narration (``cardtable.engine.games.<game>.narration``) puts in words.
 
 Untrusted text from a record (player names) is only ever put in :class:`~rich.text.Text`
 objects, never in console markup, and is stripped of control characters.
@@ -28,18 +30,13 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from cardtable.engine.actions import DISCARD, GIVE_CARD
-from cardtable.engine.belote import (
-    BeloteScored,
-    CapotMade,
-    ContractSettled,
-    DealThrownIn,
-    TrumpBidMade,
-    TurnedCardTaken,
+from cardtable.engine.cards import (
+    RANK_TEXTS,
+    SUIT_NAME_OF,
+    SUIT_SYMBOL_OF,
+    format_card,
 )
-from cardtable.engine.cards import format_card
 from cardtable.engine.facts import (
-    BidMade,
     CardPlayed,
     CardsDealt,
     CardTurnedUp,
@@ -50,20 +47,23 @@ from cardtable.engine.facts import (
     TrickWon,
     TrumpChosen,
 )
-from cardtable.engine.hearts import CardsPassed, MoonShot, PassChosen
+from cardtable.engine.narration import (
+    CardMark,
+    CardsMark,
+    Gathered,
+    Narrator,
+    Part,
+    Quiet,
+    ScoreRow,
+    Signed,
+    SuitMark,
+    Told,
+    Tone,
+    counted,
+)
 from cardtable.engine.options import options_to_dict
 from cardtable.engine.record import GameRecord
-from cardtable.engine.registry import game_spec
-from cardtable.engine.three_five_eight import (
-    CONTRACTS,
-    CardsDiscarded,
-    CardsExchanged,
-    ContractChosen,
-    ExchangesOwed,
-    ExchangesSkipped,
-    TalonTaken,
-)
-from cardtable.engine.whist import StreakBonus
+from cardtable.engine.registry import game_definition, game_spec
 from cardtable.replay.audit import (
     CHECKS,
     FAILED,
@@ -78,14 +78,9 @@ from cardtable.replay.audit import (
 )
 from cardtable.replay.session import ReplayStep, Viewpoint
 
-SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
-SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 RED_SUITS = frozenset("HD")
 #: Hands are shown by suit in alternating colours, each suit from its highest card down.
 DISPLAY_SUITS = "SHCD"
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-#: Games whose tricks carry card points worth showing (Hearts' penalty points, Belote's points).
-POINT_GAMES = frozenset({"hearts", "belote"})
 
 RED = "bold red"
 BLACK = "bold"
@@ -102,11 +97,11 @@ def card_text(card: str | int) -> Text:
     """One card as rank and suit symbol (``10♥``), red for hearts and diamonds."""
     text = format_card(card) if isinstance(card, int) else card
     rank, suit = text[:-1], text[-1]
-    return Text(rank + SUIT_SYMBOLS[suit], style=RED if suit in RED_SUITS else BLACK)
+    return Text(rank + SUIT_SYMBOL_OF[suit], style=RED if suit in RED_SUITS else BLACK)
 
 
 def _display_key(card: str) -> tuple[int, int]:
-    return DISPLAY_SUITS.index(card[-1]), -RANKS.index(card[:-1])
+    return DISPLAY_SUITS.index(card[-1]), -RANK_TEXTS.index(card[:-1])
 
 
 def display_order(cards: Iterable[str]) -> list[str]:
@@ -135,7 +130,7 @@ def cards_text(cards: Iterable[str | int], *, in_order: bool = False) -> Text:
 def suit_text(letter: str) -> Text:
     """A suit as symbol and name: ``♥ hearts``."""
     return Text(
-        f"{SUIT_SYMBOLS[letter]} {SUIT_NAMES[letter]}",
+        f"{SUIT_SYMBOL_OF[letter]} {SUIT_NAME_OF[letter]}",
         style=RED if letter in RED_SUITS else BLACK,
     )
 
@@ -164,18 +159,37 @@ def clean_name(value: Any) -> str | None:
 # -- the renderer -------------------------------------------------------------------------
 @dataclass
 class _Deal:
-    """What the renderer remembers about the deal being shown."""
+    """What the renderer remembers of the deal being shown; the game's narration keeps its own."""
 
     number: int
     dealt: dict[int, list[str]] = field(default_factory=dict)
-    bids: dict[int, int] = field(default_factory=dict)
     tricks_won: dict[int, int] = field(default_factory=dict)
     trick: dict[int, str] = field(default_factory=dict)  # seat -> card, in play order
     tricks_seen: int = 0
     play_started: bool = False
-    thrown_in: bool = False
-    targets: list[int] = field(default_factory=list)
-    contract: str = ""
+
+
+#: How each tone of a game's words looks.
+TONE_STYLES = {Tone.PLAIN: "", Tone.NOTE: NOTE, Tone.STRONG: "bold", Tone.QUIET: DIM}
+
+
+def part_text(part: Part) -> Text | str | tuple[str, str]:
+    """One part of a game's words as rich text: cards with suit symbols, signed scores ..."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, CardMark):
+        return card_text(part.card)
+    if isinstance(part, CardsMark):
+        return cards_text(part.cards)
+    if isinstance(part, SuitMark):
+        return suit_text(part.letter)
+    if isinstance(part, Quiet):
+        return (part.text, DIM)
+    return _score_text(part.points, signed=True)
+
+
+def parts_text(parts: Iterable[Part]) -> Text:
+    return Text.assemble(*(part_text(part) for part in parts))
 
 
 class GameRenderer:
@@ -183,13 +197,13 @@ class GameRenderer:
 
     Call :meth:`intro` once, :meth:`render` for each step in order, and :meth:`close` at the
     end. Consecutive bids are gathered on one line, so a step's output can appear with a later
-    step's; :meth:`flush` forces it out (before pausing, say).
+    step's; :meth:`flush` forces it out (before pausing, say). What is particular to the game
+    (its own facts, a deal's heading, the score rows) its registered narration tells.
     """
 
     def __init__(self, record: GameRecord, viewpoint: Viewpoint) -> None:
         self.record = record
         self.viewpoint = viewpoint
-        self.game = record.spec.name
         self.players = record.players
         seats = record.raw.get("seats")
         names: dict[int, str | None] = {}
@@ -197,6 +211,8 @@ class GameRenderer:
             if isinstance(entry, Mapping) and isinstance(entry.get("seat"), int):
                 names[entry["seat"]] = clean_name(entry.get("name"))
         self.names = [names.get(seat) for seat in range(self.players)]
+        self.narrator = Narrator(viewpoint.seat, record.spec.teams)
+        self.narration = game_definition(record.spec.name).narration(self.narrator, self.players)
         self._out: list[RenderableType] = []
         self._pending: tuple[Hashable, Text] | None = None
         self._deal = _Deal(number=0)
@@ -207,17 +223,7 @@ class GameRenderer:
 
         Names, when the record has them, are listed once at the top and in the final places.
         """
-        return "you" if seat == self.viewpoint.seat else f"seat {seat}"
-
-    def _does(self, seat: int, plain: str, third_person: str) -> str:
-        return f"{self.who(seat)} {plain if seat == self.viewpoint.seat else third_person}"
-
-    def _team(self, seats: Sequence[int]) -> str:
-        return " & ".join(self.who(seat) for seat in seats)
-
-    def _team_of(self, seat: int) -> str:
-        team = next((team for team in self.record.spec.teams if seat in team), (seat,))
-        return self._team(team)
+        return self.narrator.who(seat)
 
     # -- output ----------------------------------------------------------------------------
     def _emit(self, renderable: RenderableType) -> None:
@@ -274,7 +280,8 @@ class GameRenderer:
         if named:
             self._line("players: ", ", ".join(f"seat {s} {self.names[s]}" for s in named))
         if record.spec.teams:
-            self._line("teams: ", " against ".join(self._team(team) for team in record.spec.teams))
+            teams = " against ".join(self.narrator.team(team) for team in record.spec.teams)
+            self._line("teams: ", teams)
         return self.flush()
 
     def render(self, step: ReplayStep) -> list[RenderableType]:
@@ -299,6 +306,7 @@ class GameRenderer:
 
     # -- facts -----------------------------------------------------------------------------
     def _fact(self, fact: Fact, step: ReplayStep) -> None:
+        """The facts every game shares are told here; the game's narration tells its own."""
         deal = self._deal
         if isinstance(fact, DealStarted):
             self._deal_header(fact, step)
@@ -306,134 +314,37 @@ class GameRenderer:
             again = fact.seat in deal.dealt
             deal.dealt.setdefault(fact.seat, []).extend(format_card(c) for c in fact.cards)
             verb = ("then get", "then gets") if again else ("are dealt", "is dealt")
-            self._line(self._does(fact.seat, *verb), ": ", cards_text(fact.cards))
+            self._line(self.narrator.does(fact.seat, *verb), ": ", cards_text(fact.cards))
         elif isinstance(fact, CardTurnedUp):
             pass  # shown in the deal's header, from the observation
         elif isinstance(fact, TrumpChosen):
             if fact.seat is not None:  # else the turned-up card set it: shown in the header
                 self._line("trump ", suit_text(fact.trump), f", chosen by {self.who(fact.seat)}")
-        elif isinstance(fact, BidMade):
-            deal.bids[fact.seat] = fact.tricks
-            self._gather("bids", "bids:", Text(f"{self.who(fact.seat)}: {fact.tricks}"))
-        elif isinstance(fact, TrumpBidMade):
-            self._gather(
-                ("trump bids", fact.bid_round),
-                f"bidding, round {fact.bid_round}:",
-                Text.assemble(f"{self.who(fact.seat)} ", _belote_bid(fact.bid)),
-            )
-        elif isinstance(fact, TurnedCardTaken):
-            self._line(self._does(fact.seat, "pick", "picks"), " up ", card_text(fact.card))
-        elif isinstance(fact, DealThrownIn):
-            deal.thrown_in = True
-            self._line(("everybody passed twice: the cards are thrown in", NOTE))
-        elif isinstance(fact, PassChosen):
-            direction = step.public.get("pass_direction", "")
-            self._line(
-                self._does(fact.seat, "pass", "passes"),
-                f" {direction}: ",
-                cards_text(fact.cards),
-            )
-        elif isinstance(fact, CardsPassed):
-            if fact.to_seat == self.viewpoint.seat:
-                self._line(
-                    f"you receive from {self.who(fact.seat)}: ",
-                    cards_text(fact.cards),
-                )
-        elif isinstance(fact, ContractChosen):
-            self._contract(fact, step)
-        elif isinstance(fact, ExchangesOwed):
-            self._line(
-                f"exchange: {self.who(fact.seat)} scored above 0 last deal and "
-                f"{self.who(fact.to_seat)} below: {counted(fact.number, 'card')} to exchange"
-            )
-        elif isinstance(fact, CardsExchanged):
-            back: Text | str = (
-                ": it is the highest of its suit there, so it comes back"
-                if fact.given_card == fact.returned_card
-                else Text.assemble(
-                    " and ",
-                    "get" if fact.seat == self.viewpoint.seat else "gets",
-                    " back ",
-                    card_text(fact.returned_card),
-                )
-            )
-            self._line(
-                self._does(fact.seat, "give", "gives"),
-                " ",
-                card_text(fact.given_card),
-                f" to {self.who(fact.to_seat)}",
-                back,
-            )
-        elif isinstance(fact, ExchangesSkipped):
-            self._line(
-                self._does(fact.seat, "hold", "holds"),
-                f" only trumps: {counted(fact.number, 'exchange')} skipped",
-            )
-        elif isinstance(fact, TalonTaken):
-            self._line(
-                self._does(fact.seat, "take", "takes"), " the talon: ", cards_text(fact.cards)
-            )
-        elif isinstance(fact, CardsDiscarded):
-            self._line(
-                self._does(fact.seat, "put", "puts"),
-                " away face down: ",
-                cards_text(fact.cards),
-            )
         elif isinstance(fact, CardPlayed):
             deal.trick[fact.seat] = format_card(fact.card)
         elif isinstance(fact, TrickWon):
             self._trick(fact)
-        elif isinstance(fact, StreakBonus):
-            kind = "exact bids" if fact.points > 0 else "misses"
-            self._line(f"{self.who(fact.seat)}: five {kind} in a row, {fact.points:+d}", style=NOTE)
-        elif isinstance(fact, MoonShot):
-            self._line(
-                f"{self.who(fact.seat)} shot the moon: 0 for them, 26 for everyone else",
-                style="bold",
-            )
-        elif isinstance(fact, BeloteScored):
-            self._line(
-                f"belote: {self.who(fact.seat)} held the king and queen of trump, "
-                f"+{fact.points} for {self._team_of(fact.seat)}"
-            )
-        elif isinstance(fact, CapotMade):
-            by = f"{self.who(fact.seat)} alone" if fact.seat is not None else self._team(fact.seats)
-            self._line(f"capot: {by} won every trick, +{fact.bonus}", style="bold")
-        elif isinstance(fact, ContractSettled):
-            team = self._team_of(fact.taker)
-            if fact.made:
-                outcome = f"made it, {fact.taker_points} to {fact.defender_points}"
-            else:
-                outcome = (
-                    f"went down, {fact.taker_points} to {fact.defender_points}: "
-                    "the defenders score all 162"
-                )
-            self._line(f"the takers ({team}) {outcome}")
         elif isinstance(fact, DealScored):
             self._deal_scores(fact, step)
         elif isinstance(fact, GameEnded):
             self._game_ended(fact)
+        else:
+            self._told(self.narration.tell(fact, step.public))
+
+    def _told(self, told: Iterable[Told]) -> None:
+        for item in told:
+            if isinstance(item, Gathered):
+                self._gather(item.key, item.label, parts_text(item.item))
+            else:
+                parts = (part_text(part) for part in item.parts)
+                self._line(*parts, style=TONE_STYLES[item.tone])
 
     def _hidden_action(self, step: ReplayStep) -> None:
         """Say that a seat acted when what it did is hidden from the viewpoint."""
         if step.seat is None or step.action is not None:
             return
-        if step.action_kind == DISCARD:
-            self._line(
-                f"{self.who(step.seat)} takes the talon and puts four cards away face down",
-                style=NOTE,
-            )
-        elif step.action_kind == GIVE_CARD and not any(
-            isinstance(fact, CardsExchanged) for fact in step.facts
-        ):
-            exchanges = step.public.get("exchanges") or []
-            debtor = exchanges[-1]["debtor"] if exchanges else None
-            to = f" {self.who(debtor)}" if isinstance(debtor, int) else ""
-            self._line(
-                f"{self.who(step.seat)} gives{to} a card and gets one back (hidden)",
-                style=NOTE,
-            )
-        # Another seat's choice of cards to pass: the passes show once everybody has chosen.
+        kind = step.action_kind or ""
+        self._told(self.narration.hidden_action(step.seat, kind, step.facts, step.public))
 
     # -- deals -----------------------------------------------------------------------------
     def _deal_header(self, fact: DealStarted, step: ReplayStep) -> None:
@@ -445,59 +356,15 @@ class GameRenderer:
         if isinstance(total, int):
             title += f" of {total}"
         self._emit(Rule(Text(f"{title} · dealer {self.who(fact.dealer)}"), align="left"))
-        details: list[Text | str] = []
-        if self.game == "whist":
-            details.append(f"{counted(fact.cards_each, 'card')} each")
-            turned = public.get("turned_up")
-            if turned:
-                details += [Text.assemble("turned up ", card_text(turned))]
-                details += [Text.assemble("trump ", suit_text(public["trump"]))]
-            else:
-                details.append("no trump")
-        elif self.game == "hearts":
-            direction = public.get("pass_direction", "none")
-            details.append("no passing" if direction == "none" else f"pass {direction}")
-        elif self.game == "358":
-            declarer, third = public.get("declarer"), public.get("third")
-            targets = public.get("targets") or []
-            if isinstance(declarer, int) and isinstance(third, int) and targets:
-                details += [
-                    f"declarer {self.who(declarer)} ({targets[declarer]})",
-                    f"third {self.who(third)} ({targets[third]})",
-                    f"dealer {self.who(fact.dealer)} ({targets[fact.dealer]})",
-                ]
-        elif self.game == "belote":
-            turned = public.get("turned_card")
-            if turned:
-                details.append(Text.assemble("turned up ", card_text(turned)))
+        details = self.narration.start_deal(fact, public)
         if details:
-            self._emit(Text(" · ", style=DIM).join(Text.assemble(part) for part in details))
-
-    def _contract(self, fact: ContractChosen, step: ReplayStep) -> None:
-        deal = self._deal
-        deal.contract = fact.contract
-        if fact.contract in SUIT_SYMBOLS:
-            name: Text | str = Text.assemble(suit_text(fact.contract), " as trump")
-        else:
-            name = {"NT": "no trump", "MT": "minimum tricks"}.get(fact.contract, fact.contract)
-        used = step.public.get("used_contracts") or []
-        left = [c for c in CONTRACTS if fact.seat < len(used) and c not in used[fact.seat]]
-        self._line(
-            self._does(fact.seat, "choose", "chooses"),
-            " ",
-            name,
-            (f" (contracts left: {' '.join(left) or 'none'})", DIM),
-        )
-        if fact.contract == "MT":
-            targets = step.public.get("targets") or []
-            limits = ", ".join(f"{self.who(s)} {t}" for s, t in enumerate(targets))
-            self._line(f"at most: {limits}", style=NOTE)
+            self._emit(Text(" · ", style=DIM).join(parts_text(parts) for parts in details))
 
     def _start_play(self, step: ReplayStep) -> None:
         """Before the first trick: hands that changed since the deal, and the trick header."""
         deal = self._deal
         deal.play_started = True
-        deal.targets = list(step.public.get("targets") or [])
+        self.narration.play_started(step.public)
         changed = {
             seat: list(observation.get("hand") or [])
             for seat, observation in step.observations.items()
@@ -509,7 +376,7 @@ class GameRenderer:
                 self._line(f"{label} at the start of play: ", cards_text(hand))
         leader = step.public.get("leader")
         if isinstance(leader, int):
-            self._line(self._does(leader, "lead", "leads"), " the first trick", style=NOTE)
+            self._line(self.narrator.does(leader, "lead", "leads"), " the first trick", style=NOTE)
         self._header_row(tricks=True)
 
     def _header_row(self, *, tricks: bool) -> None:
@@ -521,7 +388,7 @@ class GameRenderer:
         cells += [_cell(self.who(seat), CARD_WIDTH) for seat in range(self.players)]
         if tricks:
             cells.append(_cell("won by", SEAT_WIDTH))
-            if self.game in POINT_GAMES:
+            if self.narration.trick_points:
                 cells.append(_cell("points", 6, right=True))
         self._emit(Text.assemble(_row(*cells), style="bold underline"))
 
@@ -533,7 +400,7 @@ class GameRenderer:
     def _trick(self, fact: TrickWon) -> None:
         deal = self._deal
         if not deal.trick:  # no CardPlayed seen: place the cards from the leader
-            direction = -1 if self.game == "belote" else 1
+            direction = self.record.spec.direction
             for position, card in enumerate(fact.cards):
                 seat = (fact.leader + direction * position) % self.players
                 deal.trick[seat] = format_card(card)
@@ -560,7 +427,7 @@ class GameRenderer:
                 SEAT_WIDTH,
             )
         )
-        if self.game in POINT_GAMES and winner is not None:
+        if self.narration.trick_points and winner is not None:
             cells.append(_cell(str(points), 6, right=True))
         self._emit(_row(*cells))
 
@@ -569,21 +436,18 @@ class GameRenderer:
         deal = self._deal
         if not deal.play_started:
             self._header_row(tricks=False)
-        seats = range(self.players)
-        if deal.thrown_in:
-            self._summary_row("score", ["-"] * self.players, style=DIM)
-        else:
-            if self.game == "whist":
-                self._summary_row("bid", [str(deal.bids.get(seat, "")) for seat in seats])
-            if self.game == "358":
-                targets = deal.targets or list(step.public.get("targets") or [])
-                label = "limit" if deal.contract == "MT" else "target"
-                self._summary_row(label, [str(target) for target in targets])
-            if self.game != "hearts":
-                self._summary_row("tricks", [str(deal.tricks_won.get(seat, 0)) for seat in seats])
-            signed = self.game in ("whist", "358")
-            self._summary_row("score", [_score_text(score, signed) for score in fact.scores])
+        for row in self.narration.score_rows(fact, deal.tricks_won, step.public):
+            self._score_row(row)
         self._summary_row("total", [str(total) for total in fact.totals], style="bold")
+
+    def _score_row(self, row: ScoreRow) -> None:
+        cells = [
+            _score_text(cell.points, signed=True)
+            if isinstance(cell, Signed)
+            else parts_text([cell])
+            for cell in row.cells
+        ]
+        self._summary_row(row.label, cells, style=TONE_STYLES[row.tone])
 
     def _game_ended(self, fact: GameEnded) -> None:
         self._emit(Rule(Text("Game over", style="bold")))
@@ -603,23 +467,10 @@ class GameRenderer:
         self._emit(table)
 
 
-def counted(number: int, noun: str) -> str:
-    """``1 deal``, ``3 deals``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def _score_text(score: int, signed: bool) -> Text:
     if not signed:
         return Text(str(score))
     return Text(f"{score:+d}", style="green" if score > 0 else "red" if score < 0 else "")
-
-
-def _belote_bid(bid: str) -> Text:
-    """A Belote bid for people: ``pass``, ``take``, ``name ♥``."""
-    verb, _, suit = bid.partition(" ")
-    if suit in SUIT_SYMBOLS:
-        return Text.assemble(f"{verb} ", suit_text(suit))
-    return Text(bid)
 
 
 # -- audit verdicts -----------------------------------------------------------------------

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from cardtable.bots.rules import belote, hearts, three_five_eight, whist
 from cardtable.engine.actions import Action
-from cardtable.engine.belote import BeloteState
 from cardtable.engine.game import GameState
-from cardtable.engine.hearts import HeartsState
-from cardtable.engine.three_five_eight import ThreeFiveEightState
-from cardtable.engine.whist import WhistState
+from cardtable.engine.games.belote.rules import BeloteState
+from cardtable.engine.games.hearts.rules import HeartsState
+from cardtable.engine.games.three_five_eight.rules import ThreeFiveEightState
+from cardtable.engine.games.whist.rules import WhistState
 
 
 def rules_action(state: GameState, seat: int) -> Action:

@@ -8,13 +8,6 @@ Seats play counter-clockwise (after seat s comes s - 1); a seat's partner is sea
 from __future__ import annotations
 
 from cardtable.engine.actions import PASS_BID, PLAY, TAKE, Action
-from cardtable.engine.belote import (
-    NAME_ACTIONS,
-    PLAYERS,
-    POINTS,
-    STRENGTH,
-    BeloteState,
-)
 from cardtable.engine.cards import (
     ACE,
     EIGHT,
@@ -28,6 +21,13 @@ from cardtable.engine.cards import (
     SUITS,
     TEN,
     Card,
+)
+from cardtable.engine.games.belote.rules import (
+    NAME_ACTIONS,
+    PLAYERS,
+    POINTS,
+    STRENGTH,
+    BeloteState,
 )
 
 #: What a card is worth towards taking a suit as trump, by rank: in trumps and in plain suits.

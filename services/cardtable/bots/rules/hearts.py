@@ -18,7 +18,7 @@ from cardtable.engine.cards import (
     Card,
     make_card,
 )
-from cardtable.engine.hearts import (
+from cardtable.engine.games.hearts.rules import (
     CARD_POINTS,
     PASS_PHASE,
     PASS_SIZE,

@@ -12,7 +12,7 @@ from cardtable.bots.rules.common import NO_TRUMP as NO_TRUMP_SUIT
 from cardtable.bots.rules.common import play_for_tricks
 from cardtable.engine.actions import GIVE, PLAY, Action, discard
 from cardtable.engine.cards import ACE, FULL_DECK, KING, QUEEN, RANK_OF, SUIT_OF, SUITS, Card
-from cardtable.engine.three_five_eight import (
+from cardtable.engine.games.three_five_eight.rules import (
     CONTRACT_ACTIONS,
     CONTRACT_PHASE,
     DISCARD_PHASE,

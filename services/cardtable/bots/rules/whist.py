@@ -8,7 +8,7 @@ import statistics
 from cardtable.bots.rules.common import play_for_tricks
 from cardtable.engine.actions import BIDS, PLAY, Action
 from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
-from cardtable.engine.whist import (
+from cardtable.engine.games.whist.rules import (
     BID_PHASE,
     MAX_PLAYERS,
     MIN_PLAYERS,

@@ -26,7 +26,7 @@ cards" are those of rounds 1 to 6. With the dealer at seat ``d`` the declarer ge
 >>> state = THREE_FIVE_EIGHT.new_game(3, {}, first_dealer=2)
 >>> facts = state.deal(FULL_DECK)
 >>> state.phase, state.to_act(), state.observation(0)["hand"]
-('contract', (0,), ['2C', '5C', '8C', 'JC', 'AC', '4D'])
+(<Phase.CONTRACT: 'contract'>, (0,), ['2C', '5C', '8C', 'JC', 'AC', '4D'])
 """
 
 from __future__ import annotations
@@ -66,14 +66,13 @@ from cardtable.engine.facts import (
     TrickWon,
 )
 from cardtable.engine.game import (
-    DEAL_PHASE,
-    OVER_PHASE,
     CardSetChoice,
     GameSpec,
     GameState,
     trick_json,
     tricks_json,
 )
+from cardtable.engine.games.three_five_eight.phases import Phase
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -84,9 +83,22 @@ from cardtable.engine.snapshot import (
     read_int,
     read_int_list,
     read_list,
+    read_phase,
     read_str,
     require,
 )
+
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, CONTRACT_PHASE, EXCHANGE_PHASE, DISCARD_PHASE, PLAY_PHASE, OVER_PHASE = (
+    Phase.DEAL,
+    Phase.CONTRACT,
+    Phase.EXCHANGE,
+    Phase.DISCARD,
+    Phase.PLAY,
+    Phase.OVER,
+)
+
 
 PLAYERS = 3
 HAND_SIZE = 16
@@ -94,11 +106,6 @@ FIRST_CARDS = 6
 TALON_SIZE = 4
 DEALS = 18
 
-CONTRACT_PHASE = "contract"
-EXCHANGE_PHASE = "exchange"
-DISCARD_PHASE = "discard"
-PLAY_PHASE = "play"
-PHASES = (DEAL_PHASE, CONTRACT_PHASE, EXCHANGE_PHASE, DISCARD_PHASE, PLAY_PHASE, OVER_PHASE)
 
 NO_TRUMP = "NT"
 MINIMUM_TRICKS = "MT"
@@ -276,7 +283,7 @@ class ThreeFiveEightState(GameState):
 
     # -- turns -----------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
@@ -640,7 +647,7 @@ class ThreeFiveEightState(GameState):
         }
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
-        self._phase = read_str(data, "phase", PHASES)
+        self._phase = read_phase(data, "phase", Phase)
         if (self._phase == OVER_PHASE) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         last = PLAYERS - 1

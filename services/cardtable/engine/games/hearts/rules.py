@@ -12,7 +12,7 @@ Dealing: the deck order is dealt one card at a time, starting left of the dealer
 >>> state = HEARTS.new_game(4, {"quick": "true"}, first_dealer=3)
 >>> facts = state.deal(FULL_DECK)
 >>> state.phase, state.to_act()
-('pass', (0, 1, 2, 3))
+(<Phase.PASS: 'pass'>, (0, 1, 2, 3))
 """
 
 from __future__ import annotations
@@ -49,14 +49,13 @@ from cardtable.engine.facts import (
     TrickWon,
 )
 from cardtable.engine.game import (
-    DEAL_PHASE,
-    OVER_PHASE,
     CardSetChoice,
     GameSpec,
     GameState,
     trick_json,
     tricks_json,
 )
+from cardtable.engine.games.hearts.phases import Phase
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -66,12 +65,16 @@ from cardtable.engine.snapshot import (
     read_int,
     read_int_list,
     read_list,
-    read_str,
+    read_phase,
     require,
 )
 from cardtable.engine.snapshot import (
     inconsistent as _inconsistent,
 )
+
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, PASS_PHASE, PLAY_PHASE, OVER_PHASE = Phase.DEAL, Phase.PASS, Phase.PLAY, Phase.OVER
 
 PLAYERS = 4
 HAND_SIZE = 13
@@ -81,8 +84,6 @@ QUEEN_OF_SPADES = make_card(QUEEN, SPADES)
 MOON_POINTS = 26
 CLASSIC_END = 100
 
-PASS_PHASE = "pass"
-PLAY_PHASE = "play"
 
 #: Seat offsets of the passing cycle: left, right, across, no pass (docs/rules.md, Hearts).
 PASS_CYCLE = (1, 3, 2, 0)
@@ -195,7 +196,7 @@ class HeartsState(GameState):
 
     # -- turns -----------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
@@ -439,7 +440,7 @@ class HeartsState(GameState):
         }
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
-        self._phase = read_str(data, "phase", [DEAL_PHASE, PASS_PHASE, PLAY_PHASE, OVER_PHASE])
+        self._phase = read_phase(data, "phase", Phase)
         if (self._phase == OVER_PHASE) != self.over:
             raise _inconsistent("the phase and the end of the game disagree")
         hands_data = read_list(data, "hands", PLAYERS)

@@ -34,7 +34,7 @@ stay the sum of the rows.
 >>> state = BELOTE.new_game(4, {}, first_dealer=0)
 >>> facts = state.deal(DECK)
 >>> state.phase, state.to_act(), format_card(state.turned_card)
-('bid', (3,), 'JH')
+(<Phase.BID: 'bid'>, (3,), 'JH')
 >>> facts = state.apply(3, TAKE)
 >>> SUIT_LETTERS[state.trump], state.taker, state.to_act(), [len(hand) for hand in state.hands]
 ('H', 3, (0,), [8, 8, 8, 8])
@@ -91,13 +91,12 @@ from cardtable.engine.facts import (
     TrumpChosen,
 )
 from cardtable.engine.game import (
-    DEAL_PHASE,
-    OVER_PHASE,
     GameSpec,
     GameState,
     trick_json,
     tricks_json,
 )
+from cardtable.engine.games.belote.phases import Phase
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -107,9 +106,14 @@ from cardtable.engine.snapshot import (
     read_int,
     read_list,
     read_optional_int,
+    read_phase,
     read_str,
     require,
 )
+
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE = Phase.DEAL, Phase.BID, Phase.PLAY, Phase.OVER
 
 PLAYERS = 4
 HAND_SIZE = 8
@@ -135,8 +139,6 @@ CAPOT_BONUS = 252
 SOLO_CAPOT_BONUS = 350
 TARGET = 501
 
-BID_PHASE = "bid"
-PLAY_PHASE = "play"
 
 #: Rank orders, highest first (docs/rules.md, Belote: "Card order").
 TRUMP_ORDER = (JACK, NINE, ACE, TEN, KING, QUEEN, EIGHT, SEVEN)
@@ -337,7 +339,7 @@ class BeloteState(GameState):
 
     # -- turns -----------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     @property
@@ -654,7 +656,7 @@ class BeloteState(GameState):
         }
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
-        phase = read_str(data, "phase", [DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE])
+        phase = read_phase(data, "phase", Phase)
         if (phase == OVER_PHASE) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         self._check_scores(phase)
@@ -822,5 +824,6 @@ BELOTE = GameSpec(
     options_type=BeloteOptions,
     state_type=BeloteState,
     teams=TEAMS,
+    direction=-1,
 )
 BeloteState.spec = BELOTE

@@ -16,7 +16,7 @@ the cards after it stay in the stock, unseen. A deal of 8 uses every card and ha
 >>> state = WHIST.new_game(4, {"must_trump": "true"}, first_dealer=3)
 >>> facts = state.deal(state.deck())
 >>> state.phase, state.to_act(), state.observation(0)["hand"], state.observation(0)["trump"]
-('bid', (0,), ['7C'], 'C')
+(<Phase.BID: 'bid'>, (0,), ['7C'], 'C')
 """
 
 from __future__ import annotations
@@ -50,22 +50,25 @@ from cardtable.engine.facts import (
     TrumpChosen,
 )
 from cardtable.engine.game import (
-    DEAL_PHASE,
-    OVER_PHASE,
     GameSpec,
     GameState,
     trick_json,
     tricks_json,
 )
+from cardtable.engine.games.whist.phases import Phase
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
     inconsistent,
     read_int,
     read_list,
-    read_str,
+    read_phase,
     require,
 )
+
+# The phases as module globals for the checks made on every action: reading a global costs
+# less than looking a member up on its enum class, which is a descriptor call on Python 3.11.
+DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE = Phase.DEAL, Phase.BID, Phase.PLAY, Phase.OVER
 
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
@@ -76,8 +79,6 @@ STREAK_BONUS = 10
 #: The trump of a deal without trump; no card's suit equals it, which keeps the hot path simple.
 NO_TRUMP = -1
 
-BID_PHASE = "bid"
-PLAY_PHASE = "play"
 
 #: ``SEATS[seat]`` is the one-seat tuple ``to_act`` returns, built once instead of per call.
 SEATS: tuple[tuple[int, ...], ...] = tuple((seat,) for seat in range(MAX_PLAYERS))
@@ -216,7 +217,7 @@ class WhistState(GameState):
 
     # -- turns -----------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     def to_act(self) -> tuple[int, ...]:
@@ -414,7 +415,7 @@ class WhistState(GameState):
 
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         players = self.num_players
-        self._phase = read_str(data, "phase", [DEAL_PHASE, BID_PHASE, PLAY_PHASE, OVER_PHASE])
+        self._phase = read_phase(data, "phase", Phase)
         self._check_deal_counts()
         self.cards_each = self.deal_sizes[self.deal_number - 1] if self.deal_number else 0
         self._load_streaks()
