@@ -1,7 +1,7 @@
 """Every registered game provides every part, in its own package, and each part works.
 
-docs/adding-a-game.md lists the parts; these tests are its checklist. Each game is played
-at random from a fixed seed until every one of its phases has come up, and at each step the
+docs/architecture.md#adding-a-game lists the parts; these tests are its checklist. Each game is
+played at random from a fixed seed until every one of its phases has come up, and at each step the
 parts are used on the real position: the determinization view rebuilds the state from each
 seat's observation, the narration tells the game's own facts, the view message and the log's
 fact messages round-trip, and the rule-based player and the rating formula accept it.

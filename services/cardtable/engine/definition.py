@@ -4,7 +4,7 @@ A game lives in one package, ``cardtable.engine.games.<game>``, whose ``GAME`` i
 :class:`GameDefinition`; :mod:`cardtable.engine.registry` lists them. Shared code (the
 determinization API, replay, the views' readers) finds a game's part here instead of branching
 on the game's name, so adding a game touches its folder and the registry's one line
-(docs/adding-a-game.md).
+(docs/architecture.md#adding-a-game).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The games the engine knows, by name: one line per game package (docs/adding-a-game.md)."""
+"""The games the engine knows, by name: one line per game package
+(docs/architecture.md#adding-a-game)."""
 
 from __future__ import annotations
 
