@@ -9,6 +9,7 @@ import uuid
 import grpc
 import pytest
 
+from cardtable.client.table_pipeline import PipelinedTableStub
 from cardtable.table_service.errors import TableError
 from cardtable.table_service.quotas import (
     PlayerTurns,
@@ -273,3 +274,36 @@ async def test_watch_streams_beyond_the_limit_are_refused(quota_cluster: Cluster
 
 async def _messages(cluster: Cluster) -> int:
     return (await cluster.nats.jetstream.stream_info(cluster.names.stream)).state.messages
+
+
+async def test_a_pipelined_flood_is_told_when_to_retry_as_a_unary_one_is(
+    quota_cluster: Cluster,
+) -> None:
+    cluster = quota_cluster
+    flooder = cluster.player("piper")
+    channel = grpc.aio.insecure_channel(cluster.table_address)
+    cluster.channels.append(channel)
+    stub = PipelinedTableStub(channel)
+    calls = [
+        stub.MakeMove(
+            table_pb2.MakeMoveRequest(
+                command_id=str(uuid.uuid4()), table_id=str(uuid.uuid4()), seat=0, action="pass"
+            ),
+            metadata=flooder.metadata,
+        )
+        for _ in range(30)
+    ]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    refused = [
+        result
+        for result in results
+        if isinstance(result, grpc.aio.AioRpcError) and result.code() == EXHAUSTED
+    ]
+    assert len(refused) == 20
+    for error in refused:
+        assert "at most 5 a second per player" in (error.details() or "")
+        trailing = dict(error.trailing_metadata() or ())
+        assert 0 < int(trailing["retry-after-ms"]) <= 200
+    others = [r for r in results if isinstance(r, grpc.aio.AioRpcError) and r not in refused]
+    assert {error.code() for error in others} == {grpc.StatusCode.NOT_FOUND}
+    assert all(not dict(error.trailing_metadata() or ()) for error in others)

@@ -30,9 +30,17 @@ from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 Metadata = Sequence[tuple[str, str]]
 
 
-def rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
-    """The error a unary call with that status would have raised."""
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details, None)
+def rpc_error(
+    code: grpc.StatusCode, details: str, retry_after_ms: int = 0
+) -> grpc.aio.AioRpcError:
+    """The error a unary call with that status would have raised, with a quota's
+    ``retry-after-ms`` in its trailing metadata as the unary call has it."""
+    trailing = (
+        grpc.aio.Metadata(("retry-after-ms", str(retry_after_ms)))
+        if retry_after_ms
+        else grpc.aio.Metadata()
+    )
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailing, details, None)
 
 
 def _token(metadata: Metadata) -> str:
@@ -70,7 +78,7 @@ class PipelinedTableStub:
         reply = await self._stream.ask(field, request, token=_token(metadata))
         failed = failed_status(reply)
         if failed is not None:
-            raise rpc_error(*failed)
+            raise rpc_error(*failed, reply.failed.retry_after_ms)
         return getattr(reply, field)
 
     async def CreateTable(  # noqa: N802 - the generated stub's name, so either can be used

@@ -59,13 +59,18 @@ class CallAbortedError(Exception):
 class CallContext:
     """The part of a servicer context a unary handler uses, for one pipelined call."""
 
-    __slots__ = ("_metadata",)
+    __slots__ = ("_metadata", "retry_after_ms")
 
     def __init__(self, metadata: tuple[tuple[str, str], ...]) -> None:
         self._metadata = metadata
+        self.retry_after_ms = 0
 
     def set_trailing_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
-        """A pipelined reply carries a status and details only: nothing to set."""
+        """A pipelined reply has no trailing metadata: a quota's ``retry-after-ms`` travels in
+        its ``CallFailed`` instead, so a pipelined caller can wait as a unary one does."""
+        for key, value in metadata:
+            if key == "retry-after-ms" and value.isdigit():
+                self.retry_after_ms = int(value)
 
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self._metadata
@@ -89,11 +94,15 @@ def call_metadata(
 Answer = tuple[int, str, Any]
 
 
-def _failed(call_id: int, code: grpc.StatusCode, message: str) -> Answer:
+def _failed(
+    call_id: int, code: grpc.StatusCode, message: str, retry_after_ms: int = 0
+) -> Answer:
     return (
         call_id,
         "failed",
-        table_pb2.CallFailed(code=code.value[0], message=bounded_details(message)),
+        table_pb2.CallFailed(
+            code=code.value[0], message=bounded_details(message), retry_after_ms=retry_after_ms
+        ),
     )
 
 
@@ -112,7 +121,7 @@ async def answer(
     try:
         reply = await methods[field](getattr(call, field), context)
     except CallAbortedError as aborted:
-        return _failed(call.id, aborted.code, aborted.details)
+        return _failed(call.id, aborted.code, aborted.details, context.retry_after_ms)
     except asyncio.CancelledError:
         raise
     except Exception:
