@@ -208,6 +208,19 @@ def test_replay_one_deal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "seat 0 is dealt" in out
 
 
+def test_replay_shows_every_hand_only_of_a_finished_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = game_record("whist")
+    record["deals"] = record["deals"][:3]
+    record["result"] = {"over": False}
+    path = write(tmp_path, record)
+    code, out = run(capsys, "replay", "--file", path, "--open")
+    assert code == 2 and "only for a finished game" in out
+    code, out = run(capsys, "replay", "--file", path, "--seat", "1")
+    assert code == 0 and "Deal 3" in out
+
+
 def test_replay_refuses_a_seat_or_deal_that_does_not_exist(
     hearts_file: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

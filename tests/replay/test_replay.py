@@ -320,7 +320,9 @@ def test_a_record_that_ends_in_the_middle_of_a_trick() -> None:
     record["result"] = {"over": False}
     assert audit_record(record).ok  # consistent as far as it goes
     out = console()
-    show_replay(load_record(record), Viewpoint(open=True), out)
+    show_replay(load_record(record), Viewpoint(seat=0), out)
     text = out.export_text()
     assert "the record ends here, in the middle of a trick" in text
     assert "Game over" not in text
+    with pytest.raises(ValueError, match="only for a finished game"):
+        show_replay(load_record(record), Viewpoint(open=True), console())

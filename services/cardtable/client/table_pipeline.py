@@ -30,9 +30,7 @@ from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
 Metadata = Sequence[tuple[str, str]]
 
 
-def rpc_error(
-    code: grpc.StatusCode, details: str, retry_after_ms: int = 0
-) -> grpc.aio.AioRpcError:
+def rpc_error(code: grpc.StatusCode, details: str, retry_after_ms: int = 0) -> grpc.aio.AioRpcError:
     """The error a unary call with that status would have raised, with a quota's
     ``retry-after-ms`` in its trailing metadata as the unary call has it."""
     trailing = (

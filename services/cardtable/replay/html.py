@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from cardtable.engine.record import GameRecord
 from cardtable.replay.frames import deal_start, embedded_record, viewer_data
-from cardtable.replay.session import Viewpoint
+from cardtable.replay.session import OPEN_ONLY_WHEN_OVER, Viewpoint
 
 #: The one URL the page contains: the SVG namespace name, which is never fetched.
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
@@ -45,10 +45,7 @@ _SCRIPT_UNSAFE = {
 def html_request_problem(record: GameRecord, viewpoint: Viewpoint) -> str | None:
     """Why the page asked for cannot be written, or ``None``."""
     if viewpoint.open and not record.result.get("over"):
-        return (
-            "all hands open (--open) only for a finished game, and this record's game is not "
-            "over: use --seat N for one seat's view, or neither for a spectator's"
-        )
+        return OPEN_ONLY_WHEN_OVER
     return None
 
 

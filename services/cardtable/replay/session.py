@@ -30,6 +30,12 @@ from cardtable.engine.facts import DealScored, Fact, GameEnded, TrickWon, visibl
 from cardtable.engine.record import GameRecord
 from cardtable.engine.replay import ActionInput, DealInput, GameInput, replay
 
+#: Hands stay hidden until a game is over, in a terminal as on a page.
+OPEN_ONLY_WHEN_OVER = (
+    "all hands open (--open) only for a finished game, and this record's game is not "
+    "over: use --seat N for one seat's view, or neither for a spectator's"
+)
+
 
 @dataclass(frozen=True)
 class Viewpoint:

@@ -14,7 +14,7 @@ from rich.console import Console, RenderableType
 
 from cardtable.engine.record import GameRecord
 from cardtable.replay.render import GameRenderer
-from cardtable.replay.session import Viewpoint, replay_steps
+from cardtable.replay.session import OPEN_ONLY_WHEN_OVER, Viewpoint, replay_steps
 
 Pause = Callable[[str], str]
 
@@ -71,7 +71,10 @@ def show_replay(
 def replay_request_problem(
     record: GameRecord, viewpoint: Viewpoint, deal: int | None
 ) -> str | None:
-    """Why the seat or deal asked for does not exist in ``record``, or ``None``."""
+    """Why the seat or deal asked for does not exist in ``record``, or why its viewpoint may
+    not see it (every hand open, of a game not over), or ``None``."""
+    if viewpoint.open and not record.result.get("over"):
+        return OPEN_ONLY_WHEN_OVER
     if viewpoint.seat is not None and not 0 <= viewpoint.seat < record.players:
         return f"there is no seat {viewpoint.seat}: seats are 0 to {record.players - 1}"
     if deal is not None and not 1 <= deal <= len(record.deals):

@@ -94,9 +94,7 @@ def call_metadata(
 Answer = tuple[int, str, Any]
 
 
-def _failed(
-    call_id: int, code: grpc.StatusCode, message: str, retry_after_ms: int = 0
-) -> Answer:
+def _failed(call_id: int, code: grpc.StatusCode, message: str, retry_after_ms: int = 0) -> Answer:
     return (
         call_id,
         "failed",
