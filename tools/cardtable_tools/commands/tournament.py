@@ -94,7 +94,9 @@ def register(commands: Subcommands) -> None:
     tour.add_argument("--seats", required=True, help="a strategy per seat: random, rules or search")
     tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
     tour.add_argument("--seed", type=int, default=1)
-    tour.add_argument("--budget-ms", type=float, default=200.0, help="search time per move")
+    tour.add_argument(
+        "--budget-ms", type=float, default=200.0, help="search work per move, in ms of a quiet core"
+    )
     tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     tour.add_argument("--json", action="store_true", help="print one JSON object")
     tour.set_defaults(handler=cmd_tournament)
