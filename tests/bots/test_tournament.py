@@ -124,7 +124,7 @@ def test_the_ladder_is_a_table_and_on_request_a_chart(
     assert chart.read_bytes().startswith(b"\x89PNG") and str(chart) in shown.err
     rows = [[cell.strip() for cell in line.split("│")[1:3]] for line in shown.out.splitlines()]
     ranked = [row for row in rows if row and row[0] in ("1", "2")]
-    assert "with 2 processes" in shown.out
+    assert "in 2 processes" in shown.out
     argv[-2:] = ["--json"]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)

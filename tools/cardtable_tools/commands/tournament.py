@@ -57,8 +57,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return 0
     report_console(stderr=False).print(ladder_table(report))
     report_console(stderr=False).print(
-        f"{report['seconds']} s with {report['workers']} processes; advantage: own score minus "
-        "the other seats', higher is better"
+        f"{report['seconds']} s in {report['workers']} "
+        f"process{'es' if report['workers'] > 1 else ''}; advantage: own score minus the other "
+        "seats', higher is better"
     )
     if args.chart:
         from cardtable_tools.tournament_chart import draw_ladder
