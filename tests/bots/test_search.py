@@ -2,7 +2,7 @@
 
 Changing the hidden cards of the real state, to another deal the seat's view allows, leaves
 the observation (the strategy's whole input) unchanged, and so, with the same rng seed and a
-fixed number of worlds instead of a time budget, its choice.
+fixed number of worlds, its choice.
 """
 
 from __future__ import annotations

@@ -181,8 +181,9 @@ def _line_up(
 
 
 def thinking_seconds(strategy: Strategy) -> float:
-    """The time ``strategy`` spends on a move with a choice, if that is fixed (the search's
-    budget); 0 for a strategy that answers at once or draws a fixed number of deals."""
+    """About the time ``strategy`` spends on a move with a choice, if its work is bounded by
+    a budget (the search's, about that many milliseconds of a quiet core); 0 for a strategy
+    that answers at once or draws a fixed number of deals."""
     if isinstance(strategy, SearchStrategy) and strategy.worlds is None:
         return strategy.budget_ms / 1000
     return 0.0
@@ -211,12 +212,12 @@ def estimate_game_seconds(
 ) -> float:
     """About how long one game of :func:`run_tournament` takes, found in well under a second.
 
-    A strategy that thinks for a fixed time (``search``: its budget at every move with more
-    than one choice) would make a trial game as slow as the real ones, so the trial plays the
-    first board with the search drawing a single deal a move (what it does past its budget
-    while it finishes the deal in hand), counts the moves where a seat had a choice, and adds
-    the budget for those. Over a board every strategy plays every seat, so a thinker's moves
-    are counted as the mean over the seats.
+    A strategy that thinks to a budget (``search``: about its budget in time at every move
+    with more than one choice, more on a busy machine) would make a trial game as slow as the
+    real ones, so the trial plays the first board with the search drawing a single deal a move
+    (what it does past its budget while it finishes the deal in hand), counts the moves where
+    a seat had a choice, and adds the budget for those. Over a board every strategy plays
+    every seat, so a thinker's moves are counted as the mean over the seats.
     """
     spec, names, strategies = _line_up(game, seats, options, strategy_options)
     players = len(names)
