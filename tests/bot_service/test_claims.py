@@ -10,8 +10,8 @@ import pytest
 
 from cardtable.bot_service.claims import ClaimsUnavailableError, SeatClaims
 from cardtable.bot_service.settings import BotServiceSettings
-from cardtable.bot_service.table_player import command_id_for, is_offered, rng_for
-from cardtable.bots.strategy import RandomStrategy
+from cardtable.bot_service.table_player import command_id_for, rng_for
+from cardtable.bots.strategy import RandomStrategy, is_offered
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.platform.settings import SettingsError, load

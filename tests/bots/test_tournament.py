@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from cardtable_tools.tournament import (
     estimate_game_seconds,
     game_advantages,
     run_tournament,
+    strength_ladder,
     win_shares,
 )
 
@@ -92,3 +94,39 @@ def test_a_long_tournament_says_how_to_make_it_shorter() -> None:
     assert said.startswith("about 0.056 games/s: 400 games will take about 2h00m")
     assert "--budget-ms" in said
     assert "--budget-ms" not in str(tournament_estimate(40, 1.5))
+
+
+def test_a_pool_of_processes_gives_exactly_the_serial_result() -> None:
+    """Boards spread over two processes, the search thinking to a work budget: the same
+    report as one process playing them in turn, but for the time and the processes."""
+    seats = ["search", "rules", "random", "random"]
+    budget = {"search": {"budget_ms": 2.0}}
+    options = {"quick": "true"}
+    serial, pooled = (
+        run_tournament("hearts", seats, 12, 7, options=options, strategy_options=budget,
+                       workers=workers)
+        for workers in (1, 2)
+    )  # fmt: skip
+    assert (serial["workers"], pooled["workers"]) == (1, 2)
+    for report in (serial, pooled):
+        del report["seconds"], report["workers"]
+    assert pooled == serial
+
+
+def test_the_ladder_is_a_table_and_on_request_a_chart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    chart = tmp_path / "ladder.png"
+    argv = ["tournament", "--game", "whist", "--seats", "random,rules,random", "--games", "6",
+            "--workers", "2", "--chart", str(chart)]  # fmt: skip
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+    assert chart.read_bytes().startswith(b"\x89PNG") and str(chart) in shown.err
+    rows = [[cell.strip() for cell in line.split("│")[1:3]] for line in shown.out.splitlines()]
+    ranked = [row for row in rows if row and row[0] in ("1", "2")]
+    assert "in 2 processes" in shown.out
+    argv[-2:] = ["--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ladder"] == strength_ladder(report)
+    assert ranked == [["1", report["ladder"][0]], ["2", report["ladder"][1]]]

@@ -49,6 +49,7 @@ SMALL = {
     "--games 200 --option must_trump=true": "--games 10 --option must_trump=true",
     "bench-engine --seconds 5": "bench-engine --seconds 0.5",
     "--games 400 --seed 1": "--games 4 --seed 1 --budget-ms 2",
+    "--games 60 --budget-ms 5 --workers 2": "--games 3 --budget-ms 1 --workers 2",
     "bench --tables 40,80,160 --seconds 20": (
         "bench --tables 2 --seconds 1 --raw-seconds 0.5 --no-paced --no-floor --out bench-a"
     ),

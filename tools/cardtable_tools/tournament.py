@@ -9,15 +9,24 @@ A strategy's result in a game is its *advantage*: the mean final score of its se
 mean of the other seats, oriented so that positive is better (Hearts scores count against).
 Boards are independent, so the 95% confidence interval of the mean advantage comes from the
 spread of the board means: mean ± t(0.975, boards - 1) × sd / sqrt(boards).
+
+Boards are also the unit of work handed to a pool of processes (``workers``, all the cores by
+default). A board's games depend only on the seed and the board's number (its cards, every
+seat's generator, and the search's budget, which is counted in work, not time:
+``cardtable.bots.search``), and the results are summed in board order whatever order the
+workers finish in, so a pool gives exactly what a serial run gives.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import random
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,8 +181,9 @@ def _line_up(
 
 
 def thinking_seconds(strategy: Strategy) -> float:
-    """The time ``strategy`` spends on a move with a choice, if that is fixed (the search's
-    budget); 0 for a strategy that answers at once or draws a fixed number of deals."""
+    """About the time ``strategy`` spends on a move with a choice, if its work is bounded by
+    a budget (the search's, about that many milliseconds of a quiet core); 0 for a strategy
+    that answers at once or draws a fixed number of deals."""
     if isinstance(strategy, SearchStrategy) and strategy.worlds is None:
         return strategy.budget_ms / 1000
     return 0.0
@@ -202,12 +212,12 @@ def estimate_game_seconds(
 ) -> float:
     """About how long one game of :func:`run_tournament` takes, found in well under a second.
 
-    A strategy that thinks for a fixed time (``search``: its budget at every move with more
-    than one choice) would make a trial game as slow as the real ones, so the trial plays the
-    first board with the search drawing a single deal a move (what it does past its budget
-    while it finishes the deal in hand), counts the moves where a seat had a choice, and adds
-    the budget for those. Over a board every strategy plays every seat, so a thinker's moves
-    are counted as the mean over the seats.
+    A strategy that thinks to a budget (``search``: about its budget in time at every move
+    with more than one choice, more on a busy machine) would make a trial game as slow as the
+    real ones, so the trial plays the first board with the search drawing a single deal a move
+    (what it does past its budget while it finishes the deal in hand), counts the moves where
+    a seat had a choice, and adds the budget for those. Over a board every strategy plays
+    every seat, so a thinker's moves are counted as the mean over the seats.
     """
     spec, names, strategies = _line_up(game, seats, options, strategy_options)
     players = len(names)
@@ -222,6 +232,70 @@ def estimate_game_seconds(
     return trial + thinking * statistics.fmean(choices)
 
 
+#: One game of a board: the strategy at each seat, the final totals and the places.
+BoardGame = tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def play_board(
+    game: str,
+    names: Sequence[str],
+    seed: int,
+    board_number: int,
+    options: Mapping[str, Any] | None = None,
+    strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[BoardGame]:
+    """Every rotation of ``names`` round the seats on board ``board_number``'s cards.
+
+    A function of its arguments alone (the strategies are made afresh), so that any process
+    can play any board and give the same games.
+    """
+    spec, names, strategies = _line_up(game, names, options, strategy_options)
+    players = len(names)
+    board = Board(spec, players, f"{seed}/{board_number}")
+    played = []
+    for rotation in range(players):
+        seating = tuple(names[(seat - rotation) % players] for seat in range(players))
+        rngs = [
+            random.Random(f"{seed}/{board_number}/{rotation}/{seat}") for seat in range(players)
+        ]
+        totals, places = play_game(
+            spec, options, board, [strategies[name] for name in seating], rngs
+        )
+        played.append((seating, totals, places))
+    return played
+
+
+def default_workers() -> int:
+    """The processes a tournament uses unless told: one per core this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _boards_played(
+    game: str,
+    names: Sequence[str],
+    seed: int,
+    boards: int,
+    workers: int,
+    options: Mapping[str, Any] | None,
+    strategy_options: Mapping[str, Mapping[str, Any]] | None,
+) -> Iterator[list[BoardGame]]:
+    """Each board's games, in board order; played by ``workers`` processes if more than one."""
+    if workers <= 1 or boards <= 1:
+        for number in range(boards):
+            yield play_board(game, names, seed, number, options, strategy_options)
+        return
+    # spawn, not fork: a forked copy of a process holding gRPC or other threads can deadlock,
+    # and a board needs nothing of the parent's but its arguments.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(workers, boards), mp_context=context) as pool:
+        futures = [
+            pool.submit(play_board, game, names, seed, number, options, strategy_options)
+            for number in range(boards)
+        ]
+        for future in futures:
+            yield future.result()
+
+
 def run_tournament(
     game: str,
     seats: Sequence[str],
@@ -231,33 +305,30 @@ def run_tournament(
     options: Mapping[str, Any] | None = None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Play about ``games`` games (rounded up to whole boards) and report each strategy.
 
     ``seats`` names the strategy at each seat for the first rotation; the other rotations
     move every strategy one seat on. The report holds, per strategy, ``mean_score`` (its
     seats' mean final total), ``win_rate`` (how often one of its seats wins), ``advantage`` (mean
-    advantage per game) and ``ci95`` (that advantage's 95% interval), plus ``games``,
-    ``boards`` and ``seconds``.
+    advantage per game) and ``ci95`` (that advantage's 95% interval); ``ladder``, the
+    strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
+    ``workers`` and ``seconds``. ``workers`` processes play the boards; the report is the same
+    for any number of them but for ``workers`` and ``seconds``.
     """
-    spec, names, strategies = _line_up(game, seats, options, strategy_options)
+    spec, names, _ = _line_up(game, seats, options, strategy_options)
     players = len(names)
     total_games = tournament_games(games, players)
     boards = total_games // players
+    workers = max(1, min(workers, boards))
     stats = {name: StrategyStats() for name in set(names)}
     started = time.perf_counter()
     done = 0
-    for board_number in range(boards):
-        board = Board(spec, players, f"{seed}/{board_number}")
+    played = _boards_played(game, names, seed, boards, workers, options, strategy_options)
+    for board_games in played:
         advantages: dict[str, list[float]] = {name: [] for name in stats}
-        for rotation in range(players):
-            seating = tuple(names[(seat - rotation) % players] for seat in range(players))
-            rngs = [
-                random.Random(f"{seed}/{board_number}/{rotation}/{seat}") for seat in range(players)
-            ]
-            totals, places = play_game(
-                spec, options, board, [strategies[name] for name in seating], rngs
-            )
+        for seating, totals, places in board_games:
             for name, advantage in game_advantages(seating, totals, spec.lower_is_better).items():
                 advantages[name].append(advantage)
             for name, share in win_shares(seating, places, spec.teams).items():
@@ -276,6 +347,7 @@ def run_tournament(
         "seats": names,
         "games": total_games,
         "boards": boards,
+        "workers": workers,
         "seconds": round(time.perf_counter() - started, 2),
     }
     for name in sorted(stats, key=names.index):
@@ -287,4 +359,21 @@ def run_tournament(
             "advantage": round(statistics.fmean(entry.board_advantages), 3),
             "ci95": [round(low, 3), round(high, 3)],
         }
+    report["ladder"] = strength_ladder(report)
     return report
+
+
+def strength_ladder(report: Mapping[str, Any]) -> list[str]:
+    """The report's strategies from the strongest down: by advantage, then win rate; a tie
+    keeps the seats' order.
+
+    >>> strength_ladder({"seats": ["a", "b", "c", "b"], "a": {"advantage": -1.0, "win_rate": 0.2},
+    ...                  "b": {"advantage": 2.0, "win_rate": 0.5},
+    ...                  "c": {"advantage": -1.0, "win_rate": 0.3}})
+    ['b', 'c', 'a']
+    """
+    names = list(dict.fromkeys(report["seats"]))
+    return sorted(
+        names,
+        key=lambda name: (-report[name]["advantage"], -report[name]["win_rate"], names.index(name)),
+    )

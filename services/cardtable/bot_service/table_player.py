@@ -32,7 +32,7 @@ import contextlib
 import hashlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -40,7 +40,7 @@ import grpc
 from cardtable.bot_service.claims import SeatClaims
 from cardtable.bot_service.metrics import BotMetrics
 from cardtable.bot_service.table_client import TableClient
-from cardtable.bots.strategy import RandomStrategy, Strategy
+from cardtable.bots.strategy import RandomStrategy, Strategy, is_offered
 from cardtable.platform.logging import BoundLogger, get_logger
 from cardtable.views.decode import decode_view
 from cardtable_api.events.v1 import events_pb2
@@ -82,21 +82,6 @@ def command_id_for(table_id: str, seat: int, version: int) -> str:
 def rng_for(command_id: str) -> random.Random:
     """A generator seeded by the turn, so every decider of that turn draws the same."""
     return random.Random(int.from_bytes(hashlib.sha256(command_id.encode()).digest()[:8], "big"))
-
-
-def is_offered(action: str, view: Mapping[str, Any]) -> bool:
-    """Whether ``action`` is one the seat's view offers (listed, or a valid card choice)."""
-    choice = view.get("choose_cards")
-    if choice:
-        verb, *cards = action.split() or [""]
-        offered = set(choice.get("cards") or ())
-        return (
-            verb == choice.get("verb")
-            and len(cards) == int(choice.get("count") or 0)
-            and len(set(cards)) == len(cards)
-            and set(cards) <= offered
-        )
-    return action in (view.get("legal_actions") or ())
 
 
 class Backoff:

@@ -1,4 +1,4 @@
-"""The ``search`` strategy: determinized Monte Carlo search within a time budget per move.
+"""The ``search`` strategy: determinized Monte Carlo search within a work budget per move.
 
 For each move it repeats, until the budget is spent: draw one deal consistent with everything
 the seat has seen (:mod:`cardtable.bots.determinize`), build the whole state through the engine,
@@ -10,12 +10,29 @@ over the deals drawn; the best average wins. Every candidate meets the same deal
 differences are not swamped by the luck of the draw.
 
 It is given the observation only, never the real state, so it cannot look at hidden cards.
+
+The budget is counted in work, not in time. ``budget_ms`` is converted once into *work units*
+(:data:`WORK_UNITS_PER_MS`): one unit is one action applied in a playout, and drawing a world
+costs :data:`WORLD_DRAW_UNITS`. The search stops after the first world that brings its work to
+the budget. A wall-clock budget (what this was) made the strength depend on the machine's load:
+on a busy host the same ``budget_ms`` drew fewer worlds, so the player got weaker exactly when
+the service was under pressure, and no two runs of a seeded tournament agreed. CPU time
+(``time.process_time``/``thread_time``) would remove most of the load's effect but not all
+(caches and frequency scaling still move it), and it is still not reproducible: two runs draw
+a different number of worlds. Work is both: the same observation, rng and budget give the same
+worlds and the same move on any machine, under any load, in a worker process or not, so a
+seeded tournament reproduces exactly and tests can assert on moves. What it gives up is that
+the wall time of a move now follows the machine (slower when busy); the table's turn timer,
+not the search, is what bounds a seat's wall time. On the calibration machine (a quiet core,
+figures in docs/proving-it.md) a budget of ``budget_ms`` takes about that many milliseconds.
+
+>>> SearchStrategy(budget_ms=10).work_budget
+1500
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +48,12 @@ from cardtable.engine.game import GameState
 PlayoutPolicy = Callable[[GameState, int, random.Random], Action]
 
 DEFAULT_BUDGET_MS = 200.0
+#: Playout actions per millisecond of one quiet core, measured over the four games with the
+#: rules playout (they differ by about a quarter either way: one rate keeps a budget's meaning
+#: the same in every game at the cost of that spread in its wall time).
+WORK_UNITS_PER_MS = 150
+#: Drawing one world consistent with the observation costs about this many playout actions.
+WORLD_DRAW_UNITS = 20
 #: For a compound action (pass three, discard four) the rule-based choice and a few variants
 #: of it, one card swapped, are the candidates: listing every combination is out of reach.
 DEFAULT_SET_CANDIDATES = 6
@@ -56,23 +79,27 @@ def deal_advantage(scores: Sequence[int], seat: int, lower_is_better: bool) -> f
 
 def evaluate(
     world: GameState, seat: int, action: Action, policy: PlayoutPolicy, rng: random.Random
-) -> float:
-    """Apply ``action`` to a copy of ``world`` and play the deal out with ``policy``; the
-    seat's deal advantage. The action itself may end the deal (the last pass in Belote)."""
+) -> tuple[float, int]:
+    """Apply ``action`` to a copy of ``world`` and play the deal out with ``policy``: the
+    seat's deal advantage, and the actions applied (the work it cost). The action itself may
+    end the deal (the last pass in Belote)."""
     state = world.clone()
     deals = len(state.deal_scores)
     state.apply(seat, action)
+    applied = 1
     while len(state.deal_scores) == deals:
         actor = state.to_act()[0]
         state.apply(actor, policy(state, actor, rng))
-    return deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better)
+        applied += 1
+    return deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better), applied
 
 
 class SearchStrategy:
     """Determinized Monte Carlo search over the seat's legal actions.
 
-    ``budget_ms`` bounds the thinking time per move; ``worlds`` instead fixes how many deals
-    are drawn (deterministic for a given rng, for tests and reproducible runs).
+    ``budget_ms`` is the work per move, in milliseconds of a quiet calibration core (see the
+    module's docstring); ``worlds`` instead fixes how many deals are drawn. Either way the move
+    is a function of the observation and the rng alone.
     """
 
     name = "search"
@@ -89,19 +116,20 @@ class SearchStrategy:
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
             raise ValueError("the budget and the number of worlds must be positive")
         self.budget_ms = float(budget_ms)
+        self.work_budget = max(1, round(self.budget_ms * WORK_UNITS_PER_MS))
         self.worlds = worlds
         self.playout = playout
         self.policy = PLAYOUT_POLICIES[playout]
         self.set_candidates = set_candidates
-        #: Deals drawn for the last move, for benchmarks and logs.
+        #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
+        self.last_work = 0
 
     def choose(self, observation: Mapping[str, Any], rng: random.Random) -> str:
-        started = time.perf_counter()
         view = normalise_observation(observation)
         seat = acting_seat(view)
         listed = [str(action) for action in view.get("legal_actions") or []]
-        self.last_worlds = 0
+        self.last_worlds = self.last_work = 0
         if len(listed) == 1:
             return listed[0]
         hidden = hidden_cards(view)
@@ -119,19 +147,21 @@ class SearchStrategy:
             candidates.remove(preferred)
             candidates.insert(0, preferred)
         totals = [0.0] * len(candidates)
-        deadline = started + self.budget_ms / 1000
-        drawn = 0
+        drawn, work = 0, WORLD_DRAW_UNITS
         while True:
             for index, action in enumerate(candidates):
-                totals[index] += evaluate(world, seat, action, self.policy, rng)
+                advantage, applied = evaluate(world, seat, action, self.policy, rng)
+                totals[index] += advantage
+                work += applied
             drawn += 1
             if self.worlds is not None:
                 if drawn >= self.worlds:
                     break
-            elif time.perf_counter() >= deadline:
+            elif work >= self.work_budget:
                 break
             world = sample_world(view, rng, hidden)
-        self.last_worlds = drawn
+            work += WORLD_DRAW_UNITS
+        self.last_worlds, self.last_work = drawn, work
         best = max(range(len(candidates)), key=lambda index: (totals[index], -index))
         return format_action(candidates[best])
 

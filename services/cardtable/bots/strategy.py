@@ -39,3 +39,18 @@ class RandomStrategy:
         if not actions:
             raise ValueError("the seat has no legal action in this observation")
         return str(rng.choice(actions))
+
+
+def is_offered(action: str, view: Mapping[str, Any]) -> bool:
+    """Whether ``action`` is one the seat's view offers (listed, or a valid card choice)."""
+    choice = view.get("choose_cards")
+    if choice:
+        verb, *cards = action.split() or [""]
+        offered = set(choice.get("cards") or ())
+        return (
+            verb == choice.get("verb")
+            and len(cards) == int(choice.get("count") or 0)
+            and len(set(cards)) == len(cards)
+            and set(cards) <= offered
+        )
+    return action in (view.get("legal_actions") or ())

@@ -7,6 +7,7 @@ then folds them into the table, so a refused or conflicting command leaves nothi
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,9 @@ from cardtable.table_service.limits import (
 )
 from cardtable.table_service.rated import is_rated
 from cardtable.table_service.rules_port import RulesPort
+from cardtable.table_service.stand_in import stand_in_move, stand_in_strategy
 from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
+from cardtable.views.decode import decode_view
 from cardtable_api.common.v1 import common_pb2, views_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.events.v1.events_pb2 import BotSeatRequested, GameFinished, SeatHandedToBot
@@ -582,7 +585,7 @@ class Decider:
                     )
                 )
             )
-            action = await self._computer_move(decision, seat)
+            action = await self._computer_move(table, decision, seat)
             await self._apply(state, decision, seat, action, "timer", by_timeout=True)
             current = decision.game_status
             assert current is not None
@@ -601,8 +604,29 @@ class Decider:
                 break
         return decision
 
-    async def _computer_move(self, decision: Decision, seat: int) -> str:
-        """A random legal move, chosen with the secure generator: the timer's stand-in."""
+    async def _computer_move(self, table: Table, decision: Decision, seat: int) -> str:
+        """The move of the table's computer player for the timed-out seat (stand_in.py), from
+        that seat's view; a random legal move if the strategy fails."""
+        assert decision.game_state is not None
+        view = None
+        if decision.views_state is decision.game_state:
+            view = decision.views.get(seat)
+        elif decision.game_state is table.game_state:
+            view = table.cached_view(seat)
+        if view is None:
+            reply = await self._rules.get_view(
+                rules_pb2.GetViewRequest(state=decision.game_state, seat=seat, typed_view=True)
+            )
+            view = reply.seat_view
+        strategy = stand_in_strategy(table.state.settings.bot_strategy)
+        # In a worker thread, so that the capped search lets the other tables' commands in.
+        action = await asyncio.to_thread(
+            stand_in_move, strategy, decode_view(view), self._env.seed()
+        )
+        return action if action is not None else await self._random_move(decision, seat)
+
+    async def _random_move(self, decision: Decision, seat: int) -> str:
+        """A random legal move, chosen with the secure generator: the last resort."""
         assert decision.game_state is not None
         legal = await self._rules.legal_actions(
             rules_pb2.LegalActionsRequest(state=decision.game_state, seat=seat)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -15,7 +17,12 @@ from cardtable.engine.registry import GAMES
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from cardtable_tools.tournament import estimate_game_seconds, run_tournament, tournament_games
+    from cardtable_tools.tournament import (
+        default_workers,
+        estimate_game_seconds,
+        run_tournament,
+        tournament_games,
+    )
 
     console = report_console()
     seats = [name.strip() for name in args.seats.split(",") if name.strip()]
@@ -26,7 +33,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             args.game, seats, args.seed, options=options, strategy_options=strategy_options
         )
         games = tournament_games(args.games, len(seats))
-        console.print(tournament_estimate(games, per_game))
+        workers = args.workers or default_workers()
+        # Boards are what the processes share out: no more of them at work than boards.
+        at_once = max(1, min(workers, games // max(len(seats), 1)))
+        console.print(tournament_estimate(games, per_game / at_once))
         with WorkProgress("tournament", console, unit="games") as progress:
             progress.start(games)
             report = run_tournament(
@@ -37,6 +47,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 options=options,
                 strategy_options=strategy_options,
                 progress=progress.update,
+                workers=workers,
             )
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
@@ -44,24 +55,36 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report))
         return 0
+    report_console(stderr=False).print(ladder_table(report))
+    report_console(stderr=False).print(
+        f"{report['seconds']} s in {report['workers']} "
+        f"process{'es' if report['workers'] > 1 else ''}; advantage: own score minus the other "
+        "seats', higher is better"
+    )
+    if args.chart:
+        from cardtable_tools.tournament_chart import draw_ladder
+
+        console.print(f"chart: {draw_ladder(report, Path(args.chart))}")
+    return 0
+
+
+def ladder_table(report: dict[str, Any]) -> Table:
+    """The strength ladder: the strategies from the strongest down, with their figures."""
     table = Table(title=f"{report['game']}: {report['games']} games, {report['boards']} boards")
-    for column in ("strategy", "mean score", "win rate", "advantage/game", "95% CI"):
+    for column in ("rank", "strategy", "mean score", "win rate", "advantage/game", "95% CI"):
         table.add_column(column, justify="right")
-    for name in dict.fromkeys(report["seats"]):
+    for rank, name in enumerate(report["ladder"], start=1):
         row = report[name]
         low, high = row["ci95"]
         table.add_row(
+            str(rank),
             name,
             f"{row['mean_score']:.2f}",
             f"{row['win_rate']:.1%}",
             f"{row['advantage']:+.2f}",
             f"[{low:+.2f}, {high:+.2f}]",
         )
-    report_console(stderr=False).print(table)
-    report_console(stderr=False).print(
-        f"{report['seconds']} s; advantage: own score minus the other seats', higher is better"
-    )
-    return 0
+    return table
 
 
 #: A tournament expected to take longer than this says how to make it shorter.
@@ -94,7 +117,16 @@ def register(commands: Subcommands) -> None:
     tour.add_argument("--seats", required=True, help="a strategy per seat: random, rules or search")
     tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
     tour.add_argument("--seed", type=int, default=1)
-    tour.add_argument("--budget-ms", type=float, default=200.0, help="search time per move")
+    tour.add_argument(
+        "--budget-ms", type=float, default=200.0, help="search work per move, in ms of a quiet core"
+    )
     tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    tour.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="processes playing boards at once (default: one per core; 1 plays in this one)",
+    )
+    tour.add_argument("--chart", metavar="FILE", help="also draw the strength ladder as a PNG")
     tour.add_argument("--json", action="store_true", help="print one JSON object")
     tour.set_defaults(handler=cmd_tournament)
