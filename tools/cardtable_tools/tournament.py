@@ -216,7 +216,8 @@ def estimate_game_seconds(
     with more than one choice, more on a busy machine) would make a trial game as slow as the
     real ones, so the trial plays the first board with the search drawing a single deal a move
     (what it does past its budget while it finishes the deal in hand), counts the moves where
-    a seat had a choice, and adds the budget for those. Over a board every strategy plays
+    a seat had a choice, and adds the budget for those, stretched as much as the machine's
+    load stretched the trial. Over a board every strategy plays
     every seat, so a thinker's moves are counted as the mean over the seats.
     """
     spec, names, strategies = _line_up(game, seats, options, strategy_options)
@@ -225,11 +226,14 @@ def estimate_game_seconds(
     board = Board(spec, players, f"{seed}/0")
     rngs = [random.Random(f"{seed}/0/0/{seat}") for seat in range(players)]
     choices = [0] * players
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     play_game(spec, options, board, seated, rngs, choices=choices)
     trial = time.perf_counter() - started
+    # The budget is work sized for a quiet core: on a busy machine it takes as much longer
+    # as the trial itself did beside its own CPU time.
+    slowdown = max(1.0, trial / max(time.process_time() - started_cpu, 1e-6))
     thinking = sum(thinking_seconds(strategies[name]) for name in names)
-    return trial + thinking * statistics.fmean(choices)
+    return trial + thinking * statistics.fmean(choices) * slowdown
 
 
 #: One game of a board: the strategy at each seat, the final totals and the places.
