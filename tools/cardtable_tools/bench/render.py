@@ -113,6 +113,8 @@ def render_system_report(report: dict[str, Any]) -> Group:
         tables.append(compared)
     if report.get("floor"):
         tables.append(_floor_table(report))
+    if best.get("profiles"):
+        tables.append(_profile_table(best))
     lines = [_verdict(report, key) for key in report["targets"]]
     lines.extend(_quota_lines(report))
     services = report.get("services")
@@ -334,4 +336,20 @@ def render_floor_budget(report: dict[str, Any]) -> Table:
                 "-" if limit is None else f"{limit:g}",
                 "-" if held is None else ("met" if held else "NOT met"),
             )
+    return table
+
+
+def _profile_table(run: dict[str, Any]) -> Table:
+    """Each service's busiest functions at one load, from ``bench --profile``'s samples."""
+    table = Table(title=f"where each service's CPU went at {run['tables']} tables (py-spy)")
+    for column in ("service", "function (own code)", "own %", "with callees %"):
+        table.add_column(column, justify="left" if column.startswith(("s", "f")) else "right")
+    for name, profile in sorted(run["profiles"].items()):
+        service = name.rsplit("-", 1)[-1]
+        if "error" in profile:
+            table.add_row(service, f"not sampled: {profile['error']}", "", "")
+            continue
+        for function, own, total in profile["top"][:6]:
+            table.add_row(service, function, f"{own * 100:.1f}", f"{total * 100:.1f}")
+            service = ""
     return table

@@ -40,6 +40,7 @@ from cardtable.platform.nats import connect_nats
 from cardtable.scoring_service.database import schema_url
 from cardtable.scoring_service.writer import read_position
 from cardtable_tools.bench.move_floor import measure_floor
+from cardtable_tools.bench.profiles import Profiler
 from cardtable_tools.bench.quota_sides import SIDES, SideBySide, counts_since, quota_counts
 from cardtable_tools.bench.raw_limits import (
     grpc_unary_rate,
@@ -54,7 +55,7 @@ from cardtable_tools.bench.stack import (
     process_tree_cpu_seconds,
     system_stack,
 )
-from cardtable_tools.bench.table_load import LoadResult, run_load
+from cardtable_tools.bench.table_load import WARMUP_SHARE, LoadResult, run_load
 
 LAG_HISTOGRAM = "scoring_projection_lag_seconds"
 #: How each client model learns that it is its seat's turn (the report says which ran).
@@ -229,23 +230,42 @@ async def measure_load(
     seconds: float,
     target_moves_per_s: float | None = None,
     clients: str = "pipeline",
+    profiler: Profiler | None = None,
 ) -> dict[str, Any]:
-    """One load: ``tables`` tables for ``seconds``, and what it cost and caused."""
+    """One load: ``tables`` tables for ``seconds``, and what it cost and caused; with a
+    ``profiler``, where each service's CPU went while it was measured."""
     scoring = stack.services.get("scoring")
     lag_before = await scrape_histogram(scoring.metrics_port, LAG_HISTOGRAM) if scoring else None
     sequence_before = await last_sequence(stack)
     quotas_before = await quota_counts(stack.services["table"].metrics_port)
     cpu = CpuMeter(stack)
-    result: LoadResult = await run_load(
-        stack.table_address,
-        stack.tokens,
-        tables,
-        seconds,
-        target_moves_per_s,
-        clients,
-        on_warmed_up=cpu.restart,
-    )
+    sampling: list[asyncio.Task[None]] = []
+
+    def warmed_up() -> None:
+        cpu.restart()
+        if profiler is not None:
+            measured = seconds * (1 - WARMUP_SHARE)
+            sampling.append(asyncio.ensure_future(profiler.start(f"{tables}-tables", measured)))
+
+    try:
+        result: LoadResult = await run_load(
+            stack.table_address,
+            stack.tokens,
+            tables,
+            seconds,
+            target_moves_per_s,
+            clients,
+            on_warmed_up=warmed_up,
+        )
+    except BaseException:
+        if profiler is not None:
+            await profiler.stop()
+        raise
     cpu_used = cpu.used()
+    profiles = None
+    if profiler is not None and sampling:
+        await sampling[0]
+        profiles = await profiler.finish()
     quotas = counts_since(quotas_before, await quota_counts(stack.services["table"].metrics_port))
     if scoring is None or lag_before is None:  # the table path alone: nothing projects
         appended = await last_sequence(stack) - sequence_before
@@ -268,6 +288,7 @@ async def measure_load(
         "quota_checks": quotas["checks"],
         "quota_refusals": quotas["refusals"],
         "cpu_seconds": cpu_used,
+        **({"profiles": profiles} if profiles is not None else {}),
         "cpu_ms_per_move": {
             name: round(used * 1000 / result.moves, 2) if result.moves else None
             for name, used in cpu_used.items()
@@ -312,6 +333,7 @@ async def system_bench(
     floor: bool = True,
     quotas: Sequence[str] = ("on",),
     measured: MeasuredSeconds | None = None,
+    profile_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The whole benchmark; a JSON-able report (see the module docstring).
 
@@ -323,7 +345,10 @@ async def system_bench(
     ``floor``: measure the move floor too (at saturation, and at the paced rates if paced).
     ``quotas``: the table service's quotas ``on``, ``off``, or each load (paced ones too) on
     both sides; the first side's runs are the report's runs.
+    ``profile_dir``: sample each service during each unpaced load (``profiles``), one side only.
     """
+    if profile_dir is not None and len(quotas) > 1:
+        raise ValueError("--profile samples one stack's services: give one --quotas side")
     services = TABLE_PATH_SERVICES if table_path else SERVICES
     targets = {
         key: value
@@ -352,11 +377,26 @@ async def system_bench(
         raw = await measure_raw_limits(stack, raw_seconds, say)
         progress.add(_raw_limit_seconds(raw_seconds))
         sides = SideBySide(stacks, say)
+        profiler = (
+            Profiler(
+                profile_dir,
+                {name: service.process.pid for name, service in stack.services.items()},
+            )
+            if profile_dir is not None
+            else None
+        )
         runs = []
         for tables in table_counts:
             run = await sides.measure(
                 progress.after(
-                    partial(measure_load, tables=tables, seconds=seconds, clients=clients), seconds
+                    partial(
+                        measure_load,
+                        tables=tables,
+                        seconds=seconds,
+                        clients=clients,
+                        profiler=profiler,
+                    ),
+                    seconds,
                 ),
                 f"load: {tables} tables for {seconds:g} s",
             )

@@ -115,6 +115,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 floor=not args.no_floor,
                 quotas=quotas,
                 measured=progress.update,
+                profile_dir=Path(args.profile) if args.profile else None,
             )
         )
     console.print(render_system_report(report))
@@ -239,6 +240,14 @@ def register(commands: Subcommands) -> None:
         help=(
             "the table service's quotas: on, off, or on,off to play each load on both sides "
             "(a freshly started table service each) and compare their CPU per move"
+        ),
+    )
+    system_bench_parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help=(
+            "sample every service with py-spy during each unpaced load: collapsed stacks in "
+            "DIR, each service's busiest functions in the report"
         ),
     )
     system_bench_parser.add_argument("--out", default="bench-results", help="directory")

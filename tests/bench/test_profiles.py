@@ -1,0 +1,66 @@
+"""``cardtable bench --profile``: a process sampled from outside, its samples summed by
+function. The sampler is the real py-spy, on a process of the test's own."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+from pathlib import Path
+
+from cardtable_tools.bench import profiles
+from cardtable_tools.bench.profiles import Profiler, summarise
+
+BUSY = """
+def spin_the_wheel():
+    total = 0
+    for number in range(10**6):
+        total += number
+    return total
+
+def idle_a_little():
+    return sum(range(10))
+
+while True:
+    spin_the_wheel()
+    idle_a_little()
+"""
+
+
+def test_docstring_examples_pass() -> None:
+    results = doctest.testmod(profiles)
+    assert results.attempted > 0 and results.failed == 0
+
+
+def test_lines_of_one_function_count_once_and_paths_are_shortened() -> None:
+    samples, shares = summarise(
+        [
+            "<module> (/srv/x/lib/python3.11/site-packages/cardtable/engine/game.py:6);"
+            "apply (/srv/x/site-packages/cardtable/engine/game.py:40) 7",
+            "<module> (/srv/x/site-packages/cardtable/engine/game.py:6);"
+            "apply (/srv/x/site-packages/cardtable/engine/game.py:41) 3",
+            "not a profile line",
+        ]
+    )
+    assert samples == 10
+    assert [(share.function, share.own, share.total) for share in shares] == [
+        ("apply (engine/game.py)", 1.0, 1.0)
+    ]
+
+
+async def test_a_busy_process_is_sampled_and_its_hot_function_named(tmp_path: Path) -> None:
+    busy = subprocess.Popen([sys.executable, "-c", BUSY])
+    try:
+        profiler = Profiler(tmp_path / "profiles", {"busy": busy.pid})
+        await profiler.start("load", 2)
+        summaries = await profiler.finish()
+    finally:
+        busy.kill()
+        busy.wait()
+    summary = summaries["load-busy"]
+    assert "error" not in summary, summary
+    assert summary["samples"] > 100  # 200 a second for 2 s, less whatever the machine lost
+    top = summary["top"]
+    assert isinstance(top, list)
+    assert top[0][0].startswith("spin_the_wheel") and top[0][1] > 0.8
+    assert Path(str(summary["file"])).read_text().count("spin_the_wheel") >= 1
