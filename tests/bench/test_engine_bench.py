@@ -63,4 +63,6 @@ def test_seconds_is_the_whole_run_not_each_game(capsys: pytest.CaptureFixture[st
     took = time.monotonic() - started
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["seconds"] == 2 and report["seconds_per_measurement"] == pytest.approx(0.08)
-    assert took < 2 + 3  # the yardstick's five processes start on top
+    # Measuring each game for 2 s took 10 s at the least; starting the yardstick's five
+    # processes adds seconds on a busy machine, which must not fail the test.
+    assert took < 2 * 5
