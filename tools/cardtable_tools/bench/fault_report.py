@@ -90,6 +90,8 @@ class FaultReport:
     recoveries: list[Recovery] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
     error: str = ""
+    #: Where the services' and servers' logs are; empty once a clean run removed them.
+    logs: str = ""
 
     @property
     def duplicates(self) -> int:
@@ -182,6 +184,8 @@ def render_fault_report(report: FaultReport) -> RenderableType:
         details.insert(0, f"error: {report.error}")
     if details:
         parts.append(Text("\n".join(details), style="red"))
+    if report.logs:
+        parts.append(Text(f"logs: {report.logs}"))
     parts.append(Text("all targets met" if report.ok else "TARGETS MISSED", style="bold"))
     return Group(*parts)
 

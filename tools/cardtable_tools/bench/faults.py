@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -124,19 +125,40 @@ async def run_faults(
     """
     report = FaultReport(tables=tables, rounds=rounds)
     began = time.monotonic()
+    # Not under the scratch directory: a failed run's logs must outlive it (see keep_logs).
+    logs = log_dir or Path(tempfile.mkdtemp(prefix="cardtable-faults-logs-"))
+    report.logs = str(logs)
     with tempfile.TemporaryDirectory(prefix="cardtable-faults-") as scratch:
-        logs = log_dir or Path(scratch) / "logs"
         progress(f"starting NATS, PostgreSQL and the four services (logs: {logs}) ...")
-        async with fault_stack(logs, Path(scratch)) as stack:
-            progress(f"system up in {time.monotonic() - began:.1f} s")
-            try:
-                await _run(stack, report, progress, down_seconds, move_pause_seconds, pause_seconds)
-            except Exception as error:  # a report saying what broke beats a traceback
-                report.error = repr(error)
-                progress(f"fault run failed: {error!r}")
-            progress("stopping everything ...")
+        try:
+            async with fault_stack(logs, Path(scratch)) as stack:
+                progress(f"system up in {time.monotonic() - began:.1f} s")
+                try:
+                    await _run(
+                        stack, report, progress, down_seconds, move_pause_seconds, pause_seconds
+                    )
+                except Exception as error:  # a report saying what broke beats a traceback
+                    report.error = repr(error)
+                    progress(f"fault run failed: {error!r}")
+                progress("stopping everything ...")
+        finally:
+            keep_logs(Path(scratch), logs, report, remove=log_dir is None)
     report.seconds = time.monotonic() - began
     return report
+
+
+def keep_logs(data_dir: Path, logs: Path, report: FaultReport, *, remove: bool) -> None:
+    """Put the servers' logs beside the services'; drop them all only after a clean run.
+
+    A run that missed a target keeps every log where ``report.logs`` (and the failure message
+    that quotes it) says; one asked to keep them (``log_dir``) always keeps them.
+    """
+    for server_log in data_dir.glob("*.log"):
+        with contextlib.suppress(OSError):
+            shutil.copyfile(server_log, logs / server_log.name)
+    if remove and report.ok:
+        shutil.rmtree(logs, ignore_errors=True)
+        report.logs = ""
 
 
 async def _run(
