@@ -14,8 +14,9 @@ import pytest
 from cardtable.eventlog.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
 from cardtable_tools.bench.fault_checks import AckedMove, check_log
-from cardtable_tools.bench.fault_report import FaultReport, Recovery
-from cardtable_tools.bench.faults import FAULTS, keep_logs, run_faults
+from cardtable_tools.bench.fault_cluster import PAUSE_SECONDS
+from cardtable_tools.bench.fault_report import RECOVERY_TARGET_SECONDS, FaultReport, Recovery
+from cardtable_tools.bench.faults import CLUSTER_FAULTS, FAULTS, keep_logs, run_faults
 
 TABLE = "6f1c1d5e-0000-4000-8000-000000000001"
 
@@ -54,6 +55,37 @@ async def test_one_of_each_fault_loses_nothing_and_every_service_comes_back() ->
         assert recovery.ok, (recovery, logs)  # up and working again within 10 s of the restart
     assert report.ok, logs
     assert report.logs == ""  # a clean run leaves nothing behind
+
+
+@pytest.mark.services
+@pytest.mark.timeout(240)
+async def test_a_nats_cluster_loses_its_leaders_and_a_node_and_nothing_is_lost() -> None:
+    report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print, nats_cluster=3)
+    logs = f"logs: {report.logs}"
+
+    assert report.error == "", logs
+    assert report.games_finished > 0 and report.moves_acknowledged > 0, logs
+    assert report.lost_moves == 0, (report.examples, logs)
+    assert report.duplicates == 0 and report.version_gaps == 0, (report.examples, logs)
+    assert report.misreported_versions == 0, (report.examples, logs)
+    assert report.audit_failures == [], logs
+    assert report.projection_equals_rebuild, (report.projection_differences, logs)
+    assert report.services_died == [], logs
+    assert [(r.fault, r.action) for r in report.recoveries] == [
+        (f.target, f.action) for f in CLUSTER_FAULTS
+    ], logs
+    for recovery in report.recoveries:
+        assert recovery.server, recovery  # the leader of the moment was found and hit
+        assert recovery.server_up_seconds is not None, (recovery, logs)
+        for check, seconds in recovery.working_again.items():
+            assert seconds is not None, (recovery, logs)
+            if recovery.action.startswith("SIGSTOP") and check == "projection":
+                # Known and open: the scoring consumer has been seen to stall until the paused
+                # server woke, no new meta leader elected meanwhile (docs/proving-it.md); it
+                # must go on once the server is back.
+                assert seconds <= PAUSE_SECONDS + RECOVERY_TARGET_SECONDS, (recovery, logs)
+            else:
+                assert seconds <= RECOVERY_TARGET_SECONDS, (check, recovery, logs)
 
 
 def test_a_clean_log_with_every_acknowledged_move_passes() -> None:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from cardtable.platform.log_names import LogNames
-from cardtable.platform.log_streams import provision
+from cardtable.platform.log_streams import provision_when_ready
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.settings import NatsSettings, SettingsError, load
 from cardtable_tools.servers.dev_servers import DevServers
@@ -32,15 +32,9 @@ def test_each_server_of_the_list_is_checked() -> None:
 
 async def provisioned(url: str, names: LogNames, replicas: int) -> None:
     async with await connect_nats(url, name="pytest-provision") as connection:
-        deadline = time.monotonic() + 60
-        while True:  # a fresh cluster elects its meta leader first
-            try:
-                await provision(connection.jetstream, names, replicas)
-                return
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.5)
+        await provision_when_ready(
+            connection.jetstream, names, replicas, timeout_seconds=60, retry_seconds=0.5
+        )
 
 
 async def test_the_log_and_buckets_are_r3_and_a_client_outlives_its_server(

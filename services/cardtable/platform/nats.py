@@ -61,7 +61,7 @@ async def connect_nats(
     inbox_prefix: str | None = None,
     connect_timeout_seconds: float = 30.0,
     reconnect_wait_seconds: int = 1,
-    jetstream_timeout_seconds: float = 5.0,
+    jetstream_timeout_seconds: float = 2.0,
     ping_interval_seconds: int = 2,
     logger: BoundLogger | None = None,
 ) -> NatsConnection:
@@ -72,6 +72,8 @@ async def connect_nats(
     user (platform/nats_access.py) and, for TLS, the certificate authority to trust;
     ``inbox_prefix`` is the user's own reply inbox, the only one its permissions let it read.
 
+    A JetStream request unanswered after ``jetstream_timeout_seconds`` went to a leader that is
+    gone (they answer in milliseconds); the caller's retry then finds the one elected next.
     A server that hangs (paused, or cut off by the network) keeps its TCP connection open and
     only an unanswered ping shows it: ``ping_interval_seconds`` times two unanswered pings is
     how long the client stays on it before moving to another server of the cluster. The

@@ -16,7 +16,6 @@ import secrets
 import signal
 import socket
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from rich.text import Text
 
 from cardtable.platform.log_names import DEFAULT_PREFIX as EVENT_PREFIX
 from cardtable.platform.log_names import LogNames
-from cardtable.platform.log_streams import provision
+from cardtable.platform.log_streams import provision_when_ready
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.nats_access import OPERATOR, PROVISIONER, NatsUser
 from cardtable.table_service.log_security import LogSecurity
@@ -66,8 +65,7 @@ def available_services() -> list[str]:
 async def _provision(nats_url: str, provisioner: NatsUser, replicas: int = 1) -> None:
     """Create the stream and buckets as the provisioner: no service may under authorization.
 
-    A cluster that has just started may still be electing its leaders: ``provision`` raises
-    until the stream and buckets are ready, so it is tried again until the deadline.
+    A cluster that has just started may still be electing its leaders: it is given time.
     """
     connection = await connect_nats(
         nats_url,
@@ -75,16 +73,14 @@ async def _provision(nats_url: str, provisioner: NatsUser, replicas: int = 1) ->
         credentials=provisioner.credentials,
         inbox_prefix=provisioner.inbox_prefix,
     )
-    deadline = time.monotonic() + PROVISION_LIMIT_SECONDS
     try:
-        while True:
-            try:
-                await provision(connection.jetstream, LogNames.from_prefix(EVENT_PREFIX), replicas)
-                return
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.5)
+        await provision_when_ready(
+            connection.jetstream,
+            LogNames.from_prefix(EVENT_PREFIX),
+            replicas,
+            timeout_seconds=PROVISION_LIMIT_SECONDS,
+            retry_seconds=0.5,
+        )
     finally:
         await connection.close()
 
