@@ -19,7 +19,10 @@ Function fixtures keep tests apart on those shared servers:
 * ``fresh_database_url``: a newly created, empty database, dropped afterwards;
 * ``pg_pool``: an asyncpg pool on that database;
 * ``nats_namespace``: a unique stream/subject prefix, whose streams are deleted afterwards;
-* ``nats_connection``: a connected client and JetStream context, drained afterwards.
+* ``nats_connection``: a connected client and JetStream context, drained afterwards;
+* ``nats_cluster``: three JetStream servers of the ``nats-server`` wheel clustered on loopback
+  as in production (``dev_servers(nats_cluster=3)``), started for this test alone so that it
+  may kill or pause any of them; ``.nats_url`` names all three.
 
 Tests using any of these are marked ``services`` automatically (``-m "not services"`` skips
 them all).
@@ -28,7 +31,7 @@ them all).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -42,6 +45,7 @@ if TYPE_CHECKING:  # imported in the fixtures, so runs that need no server never
     import asyncpg
 
     from cardtable.platform.nats import NatsConnection
+    from cardtable_tools.servers.dev_servers import DevServers
     from cardtable_tools.servers.provisioning import NatsNamespace, Provisioned
 
 SERVICE_FIXTURES = frozenset(
@@ -54,6 +58,7 @@ SERVICE_FIXTURES = frozenset(
         "pg_pool",
         "nats_namespace",
         "nats_connection",
+        "nats_cluster",
     }
 )
 PROVISIONED = pytest.StashKey[list["Provisioned"]]()
@@ -176,3 +181,12 @@ async def nats_namespace(nats_connection: NatsConnection) -> AsyncIterator[NatsN
     namespace = NatsNamespace.random()
     yield namespace
     await namespace.delete_streams(nats_connection.jetstream)
+
+
+@pytest.fixture
+def nats_cluster() -> Iterator[DevServers]:
+    """Three clustered JetStream servers for this test alone, stopped afterwards."""
+    from cardtable_tools.servers.dev_servers import dev_servers
+
+    with dev_servers(postgres=False, nats_cluster=3) as servers:
+        yield servers

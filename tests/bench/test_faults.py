@@ -7,13 +7,16 @@ means something.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cardtable.eventlog.store import StoredBatch
 from cardtable_api.events.v1 import events_pb2
 from cardtable_tools.bench.fault_checks import AckedMove, check_log
-from cardtable_tools.bench.fault_report import FaultReport, Recovery
-from cardtable_tools.bench.faults import FAULTS, run_faults
+from cardtable_tools.bench.fault_cluster import PAUSE_SECONDS
+from cardtable_tools.bench.fault_report import RECOVERY_TARGET_SECONDS, FaultReport, Recovery
+from cardtable_tools.bench.faults import CLUSTER_FAULTS, FAULTS, keep_logs, run_faults
 
 TABLE = "6f1c1d5e-0000-4000-8000-000000000001"
 
@@ -34,21 +37,55 @@ CLEAN_LOG = [stored(1, 1, "create"), stored(2, 2, "join"), stored(3, 3, "move-a"
 @pytest.mark.timeout(240)
 async def test_one_of_each_fault_loses_nothing_and_every_service_comes_back() -> None:
     report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print)
+    # Every message names the kept logs: a failed run keeps them, a clean one removes them.
+    logs = f"logs: {report.logs}"
 
-    assert report.error == ""
-    assert report.games_finished > 0
-    assert report.moves_acknowledged > 0
-    assert report.lost_moves == 0, report.examples
-    assert report.duplicates == 0 and report.version_gaps == 0, report.examples
-    assert report.misreported_versions == 0, report.examples
-    assert report.audit_failures == []
-    assert report.projection_equals_rebuild, report.projection_differences
-    assert report.dead_letters == 0
-    assert report.services_died == []
-    assert [recovery.fault for recovery in report.recoveries] == [f.target for f in FAULTS]
+    assert report.error == "", logs
+    assert report.games_finished > 0, logs
+    assert report.moves_acknowledged > 0, logs
+    assert report.lost_moves == 0, (report.examples, logs)
+    assert report.duplicates == 0 and report.version_gaps == 0, (report.examples, logs)
+    assert report.misreported_versions == 0, (report.examples, logs)
+    assert report.audit_failures == [], logs
+    assert report.projection_equals_rebuild, (report.projection_differences, logs)
+    assert report.dead_letters == 0, logs
+    assert report.services_died == [], logs
+    assert [recovery.fault for recovery in report.recoveries] == [f.target for f in FAULTS], logs
     for recovery in report.recoveries:
-        assert recovery.ok, recovery  # up and working again within 10 s of the restart
-    assert report.ok
+        assert recovery.ok, (recovery, logs)  # up and working again within 10 s of the restart
+    assert report.ok, logs
+    assert report.logs == ""  # a clean run leaves nothing behind
+
+
+@pytest.mark.services
+@pytest.mark.timeout(240)
+async def test_a_nats_cluster_loses_its_leaders_and_a_node_and_nothing_is_lost() -> None:
+    report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print, nats_cluster=3)
+    logs = f"logs: {report.logs}"
+
+    assert report.error == "", logs
+    assert report.games_finished > 0 and report.moves_acknowledged > 0, logs
+    assert report.lost_moves == 0, (report.examples, logs)
+    assert report.duplicates == 0 and report.version_gaps == 0, (report.examples, logs)
+    assert report.misreported_versions == 0, (report.examples, logs)
+    assert report.audit_failures == [], logs
+    assert report.projection_equals_rebuild, (report.projection_differences, logs)
+    assert report.services_died == [], logs
+    assert [(r.fault, r.action) for r in report.recoveries] == [
+        (f.target, f.action) for f in CLUSTER_FAULTS
+    ], logs
+    for recovery in report.recoveries:
+        assert recovery.server, recovery  # the leader of the moment was found and hit
+        assert recovery.server_up_seconds is not None, (recovery, logs)
+        for check, seconds in recovery.working_again.items():
+            assert seconds is not None, (recovery, logs)
+            if recovery.action.startswith("SIGSTOP") and check == "projection":
+                # Known and open: the scoring consumer has been seen to stall until the paused
+                # server woke, no new meta leader elected meanwhile (docs/proving-it.md); it
+                # must go on once the server is back.
+                assert seconds <= PAUSE_SECONDS + RECOVERY_TARGET_SECONDS, (recovery, logs)
+            else:
+                assert seconds <= RECOVERY_TARGET_SECONDS, (check, recovery, logs)
 
 
 def test_a_clean_log_with_every_acknowledged_move_passes() -> None:
@@ -133,3 +170,31 @@ def test_a_lost_move_or_a_duplicate_fails_the_run() -> None:
     assert not FaultReport(**base, recoveries=[recovery()], lost_moves=1).ok  # type: ignore[arg-type]
     assert not FaultReport(**base, recoveries=[recovery()], duplicate_commands=1).ok  # type: ignore[arg-type]
     assert not FaultReport(**base, recoveries=[recovery()], repeated_versions=1).ok  # type: ignore[arg-type]
+
+
+def test_a_failed_run_keeps_every_log_where_the_report_says(tmp_path: Path) -> None:
+    data, logs = tmp_path / "data", tmp_path / "logs"
+    data.mkdir()
+    logs.mkdir()
+    (data / "nats.log").write_text("nats said this")
+    (logs / "table.log").write_text("table said that")
+    failed = FaultReport(tables=2, rounds=1, error="boom", logs=str(logs))
+
+    keep_logs(data, logs, failed, remove=True)
+
+    assert failed.logs == str(logs)
+    assert (logs / "nats.log").read_text() == "nats said this"
+    assert (logs / "table.log").exists()
+
+
+def test_a_clean_run_removes_its_temporary_logs(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    clean = FaultReport(
+        tables=2, rounds=1, games_finished=1, projection_equals_rebuild=True,
+        recoveries=[recovery()], logs=str(logs),
+    )  # fmt: skip
+
+    keep_logs(tmp_path, logs, clean, remove=True)
+
+    assert clean.logs == "" and not logs.exists()

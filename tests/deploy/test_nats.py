@@ -43,6 +43,7 @@ from cardtable.platform.log_streams import DUPLICATE_WINDOW_SECONDS
 from cardtable.platform.nats import NatsConnection, connect_nats
 from cardtable.platform.nats_access import COMPONENTS, PROVISIONER
 from cardtable.platform.settings import NatsCredentials
+from cardtable_tools.servers.dev_servers import NatsClusterNode, NatsDevServer
 from cardtable_tools.servers.provisioning import nats_answers
 from cardtable_tools.servers.server_process import free_port
 from tests.deploy.test_kubernetes import config_data, rendered
@@ -564,3 +565,39 @@ async def test_raises_a_stream_a_service_created_first_to_three_replicas(tmp_pat
             assert ack.seq == 1
         finally:
             await connection.close()
+
+
+# --- the cluster the tests run is production's --------------------------------------------------
+
+
+def block(config: str, name: str) -> dict[str, str]:
+    """A top-level ``name { ... }`` block's settings, a list (``routes``) counted as its length."""
+    found = re.search(rf"^{name}\s*\{{(.*?)^\}}", config, re.MULTILINE | re.DOTALL)
+    assert found is not None, f"no {name} block"
+    body = re.sub(r"#.*", "", found[1])
+    lists = re.findall(r"^\s*(\w+):\s*\[(.*?)\]", body, re.MULTILINE | re.DOTALL)
+    body = re.sub(r"\[.*?\]", "[]", body, flags=re.DOTALL)
+    settings = dict(re.findall(r"^\s*(\w+):\s*([^\[\s][^\n]*?)\s*$", body, re.MULTILINE))
+    settings.update({key: str(len(items.split())) for key, items in lists})
+    return settings
+
+
+#: Where each server is (paths, addresses) and how much it may store: the deployment's own.
+PLACE_AND_SIZE = {"store_dir", "listen", "max_memory_store", "max_file_store"}
+
+
+@pytest.mark.parametrize("target", ["overlays/prod", "overlays/dev"])
+def test_the_cluster_the_tests_run_is_configured_as_deployed(target: str, tmp_path: Path) -> None:
+    """Same cluster and JetStream settings (durability above all) in tests and in production."""
+    deployed = config_data(rendered(target), "nats-config")["nats.conf"]
+    node = NatsClusterNode(0, (free_port(), free_port(), free_port()), free_port())
+    server = NatsDevServer(tmp_path, cluster=node)
+    server._prepare()
+    tested = server.config_path.read_text()
+
+    for name in ("jetstream", "cluster"):
+        wanted = {k: v for k, v in block(deployed, name).items() if k not in PLACE_AND_SIZE}
+        have = {k: v for k, v in block(tested, name).items() if k not in PLACE_AND_SIZE}
+        assert have == wanted, name
+    assert block(tested, "jetstream")["sync_interval"] == "always"
+    assert block(tested, "cluster")["routes"] == "3"

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 import asyncpg
 import pytest
+from nats.aio.msg import Msg
 from nats.js import api
 from prometheus_client import CollectorRegistry
 
 from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import BatchSigner, BatchVerifier, parse_public_keys
 from cardtable.platform.nats import NatsConnection
-from cardtable.scoring_service.consumer import stored_message
+from cardtable.scoring_service.consumer import ProjectionConsumer, stored_message
 from cardtable.scoring_service.messages import StoredMessage
+from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
 from cardtable_api.events.v1 import events_pb2
-from tests.scoring_service.conftest import running_consumer, snapshot, wait_for_position
+from tests.scoring_service.conftest import SCHEMA, running_consumer, snapshot, wait_for_position
 from tests.scoring_service.event_log import TableLog, bot, interleave, people, publish
 
 
@@ -325,3 +329,42 @@ async def test_a_broken_schema_stops_the_writer_instead_of_setting_messages_asid
 
     assert await projection_pool.fetchval("SELECT count(*) FROM dead_letters") == 0
     assert await read_position(projection_pool, log_names.stream) == 0
+
+
+async def test_a_delivery_lost_on_its_way_comes_again_and_is_not_skipped(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fetch's reply lost with a NATS server (seen when a cluster's leader was killed): the
+    next delivery's "ack all" would have covered the lost message without projecting it, and
+    the table's later batches, no longer following it, would have been set aside."""
+    js, names = nats_connection.jetstream, consumer_settings.log
+    signer = BatchSigner.generate()
+    verifier = BatchVerifier(parse_public_keys(signer.public_text()))
+    lost: list[int] = []
+    fetch = ProjectionConsumer._next_messages
+
+    async def losing_one(self: ProjectionConsumer, subscription: Any) -> list[Msg]:
+        messages = await fetch(self, subscription)
+        kept = [message for message in messages if message.metadata.sequence.stream != 4]
+        if not lost and len(kept) < len(messages):
+            lost.append(4)
+            return kept
+        return messages
+
+    monkeypatch.setattr(ProjectionConsumer, "_next_messages", losing_one)
+    async with running_consumer(
+        nats_connection, projection_pool, consumer_settings, verifier=verifier
+    ):
+        sequences = await publish(js, names, interleave(two_tables()), signer=signer)
+        await wait_for_position(projection_pool, names.stream, sequences[-1])
+
+    assert lost == [4]
+    assert await projection_pool.fetchval("SELECT count(*) FROM dead_letters") == 0
+    await rebuild(fresh_database_url, js, names, schema="scoring_rebuild", verifier=verifier)
+    async with projection_pool.acquire() as connection:
+        comparison = await compare_projections(connection, SCHEMA, "scoring_rebuild")
+    assert [c.table for c in comparison if not c.identical] == []

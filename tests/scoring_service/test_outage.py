@@ -1,4 +1,5 @@
-"""PostgreSQL stopped and started again while events keep coming: nothing is lost.
+"""PostgreSQL stopped and started again while events keep coming, or while the projection is
+rebuilt: nothing is lost, and both end with the rows a rebuild in one go has.
 
 The test runs its own embedded PostgreSQL so that stopping it disturbs no other test.
 """
@@ -17,9 +18,10 @@ from cardtable.platform.nats import NatsConnection
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.migrations import apply_migrations
-from cardtable.scoring_service.rebuild import compare_projections, rebuild
+from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable_tools.servers.dev_servers import DevServers, async_dev_servers
+from cardtable_tools.servers.server_process import DevServer
 from tests.scoring_service.conftest import SCHEMA, running_consumer, wait_for_position
 from tests.scoring_service.event_log import TableLog, interleave, people, publish
 
@@ -134,3 +136,57 @@ async def test_a_connection_in_an_impossible_state_is_replaced_and_the_projectio
     assert not pool.armed and pool.expired == 1
     assert (registry.get_sample_value("scoring_projection_retries_total") or 0) >= 1
     assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
+
+
+async def test_a_rebuild_outlives_postgres_restarting_under_it(
+    nats_connection: NatsConnection,
+    consumer_settings: ConsumerSettings,
+    own_postgres: DevServers,
+) -> None:
+    js, names = nats_connection.jetstream, consumer_settings.log
+    database_url = own_postgres.database_url
+    postgres = own_postgres.postgres
+    assert postgres is not None
+    batches = interleave(
+        [
+            TableLog("whist", people("ann", "bob", "cy"), seed=71).play(),
+            TableLog("hearts", people("eve", "fay", "gus", "hal"), seed=72).play(),
+        ]
+    )
+    await publish(js, names, batches)
+    pool = await create_schema_pool(database_url, SCHEMA, connect_timeout_seconds=10)
+    try:
+        async with pool.acquire() as connection:
+            await apply_migrations(connection, SCHEMA)
+        async with running_consumer(nats_connection, pool, consumer_settings):
+            await wait_for_position(pool, names.stream, len(batches))
+        restarts: list[asyncio.Task[None]] = []
+
+        def restart_once(progress: RebuildProgress) -> None:
+            # After the first committed transaction, PostgreSQL goes away (synchronously, so
+            # that the rebuild's next transaction finds it gone) and comes back a second later.
+            if not restarts:
+                postgres.stop()
+                restarts.append(asyncio.create_task(start_later(postgres, 1.0)))
+
+        result = await rebuild(
+            database_url,
+            js,
+            names,
+            schema="scoring_rebuild",
+            messages_per_transaction=7,
+            on_progress=restart_once,
+        )
+        await asyncio.gather(*restarts)
+
+        assert restarts and result.position == len(batches)
+        async with pool.acquire() as connection:
+            comparison = await compare_projections(connection, SCHEMA, "scoring_rebuild")
+        assert [c.table for c in comparison if not c.identical] == []
+    finally:
+        await close_pool(pool)
+
+
+async def start_later(postgres: DevServer, seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    await postgres.start_async()

@@ -16,7 +16,7 @@ from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.settings import SettingsError
 from cardtable.scoring_service import database, page_tokens, projection
-from cardtable.scoring_service.consumer import ProjectionConsumer
+from cardtable.scoring_service.consumer import DeliveryLostError, ProjectionConsumer
 from cardtable.scoring_service.messages import PoisonMessageError, StoredMessage, decode
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.page_tokens import BadPageTokenError, decode_page_token
@@ -252,3 +252,24 @@ async def test_a_follow_up_fetch_that_times_out_keeps_the_message_in_hand() -> N
     fetched = await consumer._fetch(subscription)  # type: ignore[arg-type]
     assert subscription.asked == [1, 5]
     assert fetched == [subscription.first]
+
+
+def delivered(*sequences: int) -> list[StoredMessage]:
+    return [
+        StoredMessage(sequence=sequence, subject="t.table.x", data=b"", headers={},
+                      stored_at=datetime.now(UTC))
+        for sequence in sequences
+    ]  # fmt: skip
+
+
+def test_a_lost_delivery_binds_again_but_a_gap_the_stream_has_is_let_through() -> None:
+    names = LogNames.from_prefix("t")
+    settings = ConsumerSettings(names, "scoring", "scoring", batch_size=10, ack_wait_seconds=5)
+    consumer = ProjectionConsumer(None, None, settings, None)  # type: ignore[arg-type]
+    consumer._contiguous, consumer._position = True, 3
+
+    consumer._check_delivery(delivered(2, 3, 4, 5))  # redelivered, then the next ones: fine
+    with pytest.raises(DeliveryLostError, match="1 message"):
+        consumer._check_delivery(delivered(5, 6))  # 4 never came
+    # Bound again from position 3, the consumer delivers 5 first once more: the stream has no 4.
+    consumer._check_delivery(delivered(5, 6))

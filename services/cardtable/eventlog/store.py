@@ -120,10 +120,15 @@ class EventStore:
         payload: bytes,
         expected_sequence: int,
         signature: str = "",
-        timeout_seconds: float = 5.0,
+        timeout_seconds: float = 2.0,
     ) -> AppendResult:
         """Append a serialized batch if the subject's last sequence is still
-        ``expected_sequence``, with its signature header (platform/log_signing.py)."""
+        ``expected_sequence``, with its signature header (platform/log_signing.py).
+
+        An append is acknowledged in milliseconds; one unanswered after ``timeout_seconds``
+        went to a stream leader that is gone, and its retry must reach the one a cluster elects
+        next without first waiting out a long timeout: each wait adds to a move's outage.
+        """
         headers = {
             # NATS de-duplicates by message id across the whole stream: scope it to the table.
             "Nats-Msg-Id": f"{table_id}:{command_id}",

@@ -27,7 +27,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import nats.errors
@@ -226,6 +226,32 @@ async def provision(
     return changed
 
 
+async def provision_when_ready(
+    jetstream: JetStreamContext,
+    names: LogNames,
+    replicas: int = 1,
+    claim_ttl_seconds: float = DEFAULT_CLAIM_TTL_SECONDS,
+    *,
+    timeout_seconds: float,
+    retry_seconds: float = RETRY_SECONDS,
+    on_retry: Callable[[str], None] = lambda _: None,
+) -> list[str]:
+    """``provision`` again and again until it succeeds; its last error after the deadline.
+
+    A cluster still forming answers "no leader" or "insufficient resources", and a stream whose
+    replicas just changed is not ready at once: both pass with time. ``on_retry`` hears why.
+    """
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        try:
+            return await provision(jetstream, names, replicas, claim_ttl_seconds)
+        except Exception as error:
+            if time.monotonic() > deadline:
+                raise
+            on_retry(f"{type(error).__name__}: {error}")
+            await asyncio.sleep(retry_seconds)
+
+
 @dataclass(frozen=True)
 class ProvisionSettings:
     nats: NatsSettings
@@ -254,26 +280,24 @@ async def run(env: Mapping[str, str]) -> int:
     configure_logging("INFO", service="provision")
     log = get_logger("cardtable.provision")
     names = settings.names
-    deadline = time.monotonic() + settings.timeout_seconds
     connection = await connect_nats_from_settings(
         settings.nats, name="provision", inbox_prefix=names.inbox_prefix(PROVISIONER), logger=log
     )
     try:
-        while True:
-            try:
-                changed = await provision(
-                    connection.jetstream, names, settings.replicas, settings.claim_ttl_seconds
-                )
-                break
-            # A cluster still forming answers "no leader" or "insufficient resources", and a
-            # stream whose replicas just changed is not ready at once: wait.
-            except Exception as error:
-                problem = f"{type(error).__name__}: {error}"
-                if time.monotonic() > deadline:
-                    log.error("provisioning gave up", extra={"error": problem})
-                    return 1
-                log.warning("JetStream not ready yet", extra={"error": problem})
-                await asyncio.sleep(RETRY_SECONDS)
+        try:
+            changed = await provision_when_ready(
+                connection.jetstream,
+                names,
+                settings.replicas,
+                settings.claim_ttl_seconds,
+                timeout_seconds=settings.timeout_seconds,
+                on_retry=lambda problem: log.warning(
+                    "JetStream not ready yet", extra={"error": problem}
+                ),
+            )
+        except Exception as error:
+            log.error("provisioning gave up", extra={"error": f"{type(error).__name__}: {error}"})
+            return 1
         log.info(
             "event log provisioned",
             extra={

@@ -61,7 +61,8 @@ async def connect_nats(
     inbox_prefix: str | None = None,
     connect_timeout_seconds: float = 30.0,
     reconnect_wait_seconds: int = 1,
-    jetstream_timeout_seconds: float = 5.0,
+    jetstream_timeout_seconds: float = 2.0,
+    ping_interval_seconds: int = 2,
     logger: BoundLogger | None = None,
 ) -> NatsConnection:
     """Connect to ``url`` (a comma-separated list also works), retrying until the deadline.
@@ -70,6 +71,13 @@ async def connect_nats(
     which is how an operator tells which service holds a connection. ``credentials`` name the
     user (platform/nats_access.py) and, for TLS, the certificate authority to trust;
     ``inbox_prefix`` is the user's own reply inbox, the only one its permissions let it read.
+
+    A JetStream request unanswered after ``jetstream_timeout_seconds`` went to a leader that is
+    gone (they answer in milliseconds); the caller's retry then finds the one elected next.
+    A server that hangs (paused, or cut off by the network) keeps its TCP connection open and
+    only an unanswered ping shows it: ``ping_interval_seconds`` times two unanswered pings is
+    how long the client stays on it before moving to another server of the cluster. The
+    library's default, two minutes, would hold a client on a stalled node for that long.
     """
     log = (logger or get_logger(__name__)).bind(nats_client=name)
     last_error: list[BaseException] = []
@@ -111,6 +119,8 @@ async def connect_nats(
         max_reconnect_attempts=-1,  # also makes the first connect keep trying; bounded below
         reconnect_time_wait=reconnect_wait_seconds,
         connect_timeout=2,
+        ping_interval=ping_interval_seconds,
+        max_outstanding_pings=2,
         error_cb=on_error,
         disconnected_cb=on_disconnected,
         reconnected_cb=on_reconnected,

@@ -160,18 +160,34 @@ class EnvReader:
         raw = self._raw(name, None, example)
         if raw is None:
             return example
+        return raw if self._valid_url(name, raw, schemes, example) else example
+
+    def url_list(self, name: str, *, schemes: tuple[str, ...], example: str) -> str:
+        """``url``, or several separated by commas: every server of a cluster, each checked.
+
+        Returned as given; the client splits it (``platform.nats.connect_nats``).
+        """
+        raw = self._raw(name, None, example)
+        if raw is None:
+            return example
+        urls = [part.strip() for part in raw.split(",")]
+        if not all(self._valid_url(name, url, schemes, example) for url in urls):
+            return example
+        return ",".join(urls)
+
+    def _valid_url(self, name: str, raw: str, schemes: tuple[str, ...], example: str) -> bool:
         parts = urlsplit(raw)
         if parts.scheme not in schemes or not parts.hostname:
             self.problems.append(
                 f"{name}={_redact(raw)!r} must be a {'/'.join(schemes)} URL like {example}"
             )
-            return example
+            return False
         try:
             parts.port  # noqa: B018 - accessing .port validates it
         except ValueError:
             self.problems.append(f"{name}={_redact(raw)!r} has an invalid port")
-            return example
-        return raw
+            return False
+        return True
 
     def address(self, name: str, *, example: str) -> str:
         """A required ``host:port`` gRPC target, the form ``grpc.aio.insecure_channel`` takes."""
@@ -303,9 +319,12 @@ class NatsSettings:
 
     @classmethod
     def read(cls, env: EnvReader) -> Self:
-        """Read ``NATS_URL``, ``NATS_USER``, ``NATS_PASSWORD`` and ``NATS_TLS_CA_FILE``."""
+        """Read ``NATS_URL`` (one server, or every server of a cluster separated by commas),
+        ``NATS_USER``, ``NATS_PASSWORD`` and ``NATS_TLS_CA_FILE``."""
         return cls(
-            url=env.url("NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS),
+            url=env.url_list(
+                "NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS
+            ),
             credentials=read_credentials(env),
         )
 
@@ -328,7 +347,9 @@ class LogReadingSettings:
     def read(cls, env: EnvReader) -> Self:
         """Read ``NATS_URL``, ``EVENT_PREFIX`` and the NATS credentials."""
         return cls(
-            url=env.url("NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS),
+            url=env.url_list(
+                "NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS
+            ),
             prefix=read_event_prefix(env),
             credentials=read_credentials(env),
         )

@@ -14,27 +14,37 @@ so a rebuild caught up to the same position as the live projection must be ident
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import asyncpg
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import BatchVerifier, signed_from_sequence
+from cardtable.platform.logging import get_logger
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
-from cardtable.scoring_service.database import create_schema_pool
+from cardtable.scoring_service.database import (
+    create_schema_pool,
+    is_transient,
+    replace_connections_after,
+)
 from cardtable.scoring_service.log_reading import read_log, read_log_elsewhere
+from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.settings import check_schema_name
-from cardtable.scoring_service.writer import ProjectionWriter
+from cardtable.scoring_service.writer import ProjectionOutcome, ProjectionWriter
 
 if TYPE_CHECKING:
     from cardtable.scoring_service.database import Connection
+
+_log = get_logger(__name__)
 
 #: The projection's tables, compared in this order (schema_migrations is bookkeeping).
 PROJECTION_TABLES = (
@@ -49,6 +59,11 @@ PROJECTION_TABLES = (
     "ratings",
     "rating_changes",
 )
+
+#: How long a rebuild waits out PostgreSQL being away before it gives up.
+RETRY_LIMIT_SECONDS = 120.0
+FIRST_RETRY_SECONDS = 0.1
+MAX_RETRY_SECONDS = 5.0
 
 #: Messages projected per transaction while rebuilding: long runs of a table's batches fold
 #: into one write of its rows, which is most of what makes a rebuild faster than live.
@@ -130,7 +145,7 @@ async def rebuild(
             )
             async with contextlib.aclosing(reading) as chunks:
                 async for chunk in chunks:
-                    outcome = await writer.project(chunk)
+                    outcome = await _project_retrying(writer, pool, chunk)
                     messages += len(chunk)
                     events += outcome.events
                     dead_letters += len(outcome.dead_letters)
@@ -155,6 +170,32 @@ async def rebuild(
         )
     finally:
         await close_pool(pool)
+
+
+async def _project_retrying(
+    writer: ProjectionWriter, pool: asyncpg.Pool, chunk: Sequence[StoredMessage]
+) -> ProjectionOutcome:
+    """``writer.project(chunk)``, again after a transient failure (PostgreSQL restarting).
+
+    A rebuild of a long log must not be lost to a restart halfway through. Trying the same
+    chunk again is safe: its transaction committed all or nothing, and the writer drops what
+    the position shows already projected. Up to ``RETRY_LIMIT_SECONDS``, then the error stands.
+    """
+    deadline = time.monotonic() + RETRY_LIMIT_SECONDS
+    delay = FIRST_RETRY_SECONDS
+    while True:
+        try:
+            return await writer.project(chunk)
+        except Exception as error:
+            if not is_transient(error) or time.monotonic() > deadline:
+                raise
+            _log.warning(
+                "rebuilding: projecting failed, retrying",
+                extra={"error": repr(error), "retry_in_seconds": delay},
+            )
+            await replace_connections_after(error, pool)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, MAX_RETRY_SECONDS)
 
 
 @dataclass(frozen=True)

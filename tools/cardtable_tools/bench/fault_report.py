@@ -37,6 +37,14 @@ class Recovery:
     working_again: dict[str, float | None] = field(default_factory=dict)
     target_seconds: float = RECOVERY_TARGET_SECONDS
     note: str = ""
+    #: Wall clock: when the fault struck, and when the server was up again.
+    faulted_at: float = 0.0
+    back_at: float = 0.0
+    #: The server hit, when the fault picked one (a cluster's leader of the moment).
+    server: str = ""
+    #: Moves stored per second ``before`` the fault, ``during`` it (until the server was up
+    #: again) and ``after`` (the pause that followed).
+    moves_per_second: dict[str, float] = field(default_factory=dict)
 
     @property
     def working_again_seconds(self) -> float | None:
@@ -63,6 +71,8 @@ class FaultReport:
 
     tables: int
     rounds: int
+    #: NATS servers: 1, or a cluster's (its faults are then the cluster's).
+    nats_cluster: int = 1
     seconds: float = 0.0
     games_started: int = 0
     games_finished: int = 0
@@ -90,6 +100,8 @@ class FaultReport:
     recoveries: list[Recovery] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
     error: str = ""
+    #: Where the services' and servers' logs are; empty once a clean run removed them.
+    logs: str = ""
 
     @property
     def duplicates(self) -> int:
@@ -134,23 +146,30 @@ def _verdict(good: bool) -> Text:
 
 def render_fault_report(report: FaultReport) -> RenderableType:
     """Two tables for a terminal: the recoveries, fault by fault, then the integrity checks."""
-    recoveries = Table(title="recovery after each fault (seconds from the restart)")
-    for column in ("round", "fault", "down", "server up", "working again", "checks", ""):
+    since = "the fault" if report.nats_cluster > 1 else "the restart"
+    recoveries = Table(title=f"recovery after each fault (working again: seconds from {since})")
+    for column in (
+        "round", "fault", "down", "server up", "working again", "checks",
+        "moves/s before / during / after", "",
+    ):  # fmt: skip
         recoveries.add_column(column)
     for recovery in report.recoveries:
         checks = ", ".join(
             f"{name} {_seconds(value)}" for name, value in recovery.working_again.items()
         )
+        server = f" {recovery.server}" if recovery.server else ""
         recoveries.add_row(
             str(recovery.round),
-            f"{recovery.fault} ({recovery.action})",
+            f"{recovery.fault}{server} ({recovery.action})",
             f"{recovery.down_seconds:.1f} s",
             _seconds(recovery.server_up_seconds),
             _seconds(recovery.working_again_seconds),
             checks + (f"; {recovery.note}" if recovery.note else ""),
+            " / ".join(f"{value:.0f}" for value in recovery.moves_per_second.values()),
             _verdict(recovery.ok),
         )
-    integrity = Table(title=f"fault run: {report.tables} tables, {report.rounds} round(s)")
+    servers = f", a {report.nats_cluster}-server NATS cluster" if report.nats_cluster > 1 else ""
+    integrity = Table(title=f"fault run: {report.tables} tables, {report.rounds} round(s){servers}")
     integrity.add_column("figure")
     integrity.add_column("value", justify="right")
     integrity.add_column("")
@@ -182,6 +201,8 @@ def render_fault_report(report: FaultReport) -> RenderableType:
         details.insert(0, f"error: {report.error}")
     if details:
         parts.append(Text("\n".join(details), style="red"))
+    if report.logs:
+        parts.append(Text(f"logs: {report.logs}"))
     parts.append(Text("all targets met" if report.ok else "TARGETS MISSED", style="bold"))
     return Group(*parts)
 

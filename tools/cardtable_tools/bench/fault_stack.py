@@ -20,14 +20,18 @@ import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_streams import provision_when_ready
+from cardtable.platform.nats import connect_nats
 from cardtable.platform.tokens import TokenCodec
 from cardtable.table_service.log_security import LogSecurity
+from cardtable_tools.bench.fault_cluster import CLUSTER_REPLICAS
 from cardtable_tools.bench.fault_servers import KeptServer, KeptServerError
 from cardtable_tools.bench.stack import MACHINE_SPEED_PLAYERS
+from cardtable_tools.servers.dev_servers import cluster_nodes
 from cardtable_tools.servers.server_process import free_port
 from cardtable_tools.stack.processes import ServiceProcess, respawn, spawn, wait_healthy
 
@@ -45,12 +49,22 @@ class Restart:
     restarted_at: float
     server_up_seconds: float | None
     note: str = ""
+    #: Where "working again" is measured from: the restart, or for a server of a cluster, which
+    #: must go on without it, the fault itself. ``None``: the restart.
+    faulted_at: float | None = None
+    #: The server hit, by name, when the fault chose one (the leader of the moment).
+    server: str = ""
+
+    @property
+    def checks_from(self) -> float:
+        return self.restarted_at if self.faulted_at is None else self.faulted_at
 
 
 @dataclass
 class FaultStack:
     """The servers and service processes of one fault run, and the ways to break them."""
 
+    #: The first (or only) NATS server.
     nats: KeptServer
     postgres: KeptServer
     services: dict[str, ServiceProcess]
@@ -58,6 +72,23 @@ class FaultStack:
     tokens: TokenCodec
     #: The table service's log keys: the audit and the rebuild check signatures with them.
     log_keys: LogSecurity
+    #: Every server of a NATS cluster (``nats`` is the first); empty for a single server.
+    nats_cluster: list[KeptServer] = field(default_factory=list)
+
+    @property
+    def replicated_streams(self) -> list[str]:
+        """The log and both buckets' streams: each has a replica on every server of a cluster."""
+        names = self.log_names
+        return [
+            names.stream,
+            LogNames.bucket_stream(names.lobby_bucket),
+            LogNames.bucket_stream(names.claims_bucket),
+        ]
+
+    @property
+    def nats_url(self) -> str:
+        """Every NATS server's URL, as the services are given them."""
+        return ",".join(server.url for server in self.nats_cluster or [self.nats])
 
     @property
     def log_names(self) -> LogNames:
@@ -101,19 +132,42 @@ class FaultStack:
 
 
 @contextlib.asynccontextmanager
-async def fault_stack(log_dir: Path, data_dir: Path) -> AsyncIterator[FaultStack]:
-    """Start the servers, then the four services at once; stop everything on the way out."""
+async def fault_stack(
+    log_dir: Path, data_dir: Path, nats_cluster: int = 1
+) -> AsyncIterator[FaultStack]:
+    """Start the servers, then the four services at once; stop everything on the way out.
+
+    With ``nats_cluster`` above 1 NATS is that many clustered servers, each under its own
+    keeper, and the log and buckets are provisioned with ``CLUSTER_REPLICAS`` replicas before
+    any service starts (a service would otherwise create them with one).
+    """
     key = secrets.token_hex(32)
     log_keys = LogSecurity.generate()
     prefix = f"faults{secrets.token_hex(4)}"
     await asyncio.to_thread(log_dir.mkdir, parents=True, exist_ok=True)
-    nats, postgres = KeptServer("nats", data_dir), KeptServer("postgres", data_dir)
+    cluster = (
+        [KeptServer("nats", data_dir, node) for node in cluster_nodes(nats_cluster)]
+        if nats_cluster > 1
+        else []
+    )
+    nats = cluster[0] if cluster else KeptServer("nats", data_dir)
+    postgres = KeptServer("postgres", data_dir)
     services: dict[str, ServiceProcess] = {}
     try:
-        await asyncio.gather(nats.start(), postgres.start())
+        await asyncio.gather(*(node.start() for node in cluster or [nats]), postgres.start())
+        nats_url = ",".join(node.url for node in cluster or [nats])
+        if cluster:
+            async with await connect_nats(nats_url, name="fault-run-provision") as connection:
+                await provision_when_ready(
+                    connection.jetstream,
+                    LogNames.from_prefix(prefix),
+                    CLUSTER_REPLICAS,
+                    timeout_seconds=HEALTHY_LIMIT_SECONDS,
+                    retry_seconds=0.5,
+                )
         ports = {name: free_port() for name in SERVICES}
         common = {
-            "NATS_URL": nats.url,
+            "NATS_URL": nats_url,
             "DATABASE_URL": postgres.url,
             "TOKEN_SIGNING_KEY": key,
             "EVENT_PREFIX": prefix,
@@ -136,11 +190,13 @@ async def fault_stack(log_dir: Path, data_dir: Path) -> AsyncIterator[FaultStack
                 grpc_port=ports[name],
                 log_path=log_dir / f"{name}.log",
             )
-        stack = FaultStack(nats, postgres, services, prefix, TokenCodec(key), log_keys)
+        stack = FaultStack(
+            nats, postgres, services, prefix, TokenCodec(key), log_keys, nats_cluster=cluster
+        )
         for service in services.values():
             await wait_healthy(service, HEALTHY_LIMIT_SECONDS)
         yield stack
     finally:
         for service in services.values():
             await asyncio.to_thread(service.terminate, 10)
-        await asyncio.gather(nats.stop(), postgres.stop())
+        await asyncio.gather(*(node.stop() for node in cluster or [nats]), postgres.stop())

@@ -142,6 +142,17 @@ class LogWatch:
             start -= 1
         return next((item for item in self.seen[start:] if wanted(item)), None)
 
+    def moves_per_second(self, start: float, end: float) -> float:
+        """Chosen moves stored between ``start`` and ``end`` (wall clock), per second."""
+        if end <= start:
+            return 0.0
+        moves = sum(1 for item in self.seen if item.chosen_action and start <= item.stored_at < end)
+        return moves / (end - start)
+
+    @property
+    def jetstream(self) -> JetStreamContext:
+        return self._js
+
     async def wait_first(
         self, after: float, wanted: Callable[[Seen], bool], limit_seconds: float
     ) -> Seen | None:

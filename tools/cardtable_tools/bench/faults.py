@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -53,6 +54,15 @@ from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2_grpc
 from cardtable_tools.bench.fault_checks import check_log
+from cardtable_tools.bench.fault_cluster import (
+    PAUSE_SECONDS,
+    crash_and_restart,
+    meta_leader,
+    named,
+    pause_and_resume,
+    stream_leader,
+    wait_whole,
+)
 from cardtable_tools.bench.fault_players import (
     CHANNEL_OPTIONS,
     BotTables,
@@ -95,6 +105,13 @@ FAULTS = (
     Fault("nats", "stop, start", ("person_move", "bot_move", "projection")),
     Fault("postgres", "stop, start", ("projection",)),
 )
+EVERYTHING = ("person_move", "bot_move", "projection")
+#: The faults of a three-server NATS cluster (``fault_cluster``): the services stay up.
+CLUSTER_FAULTS = (
+    Fault("stream-leader", "SIGKILL, restart", EVERYTHING),
+    Fault("stream-leader", f"SIGSTOP {PAUSE_SECONDS:g} s, SIGCONT", EVERYTHING),
+    Fault("meta-leader", "SIGKILL, restart", EVERYTHING),
+)
 
 
 @dataclass
@@ -115,28 +132,51 @@ async def run_faults(
     down_seconds: float = 1.0,
     move_pause_seconds: float = 0.05,
     log_dir: Path | None = None,
+    nats_cluster: int = 1,
 ) -> FaultReport:
     """Run the fault scenario (module docstring) and return every figure it measured.
 
     ``tables`` are played at once, half by people's clients and half by computer players;
     ``down_seconds`` is how long each victim stays down; service logs go to ``log_dir``
-    (kept) or to a temporary directory (removed).
+    (kept) or to a temporary directory (removed). With ``nats_cluster=3`` NATS is a cluster
+    and the faults are ``CLUSTER_FAULTS`` instead.
     """
-    report = FaultReport(tables=tables, rounds=rounds)
+    report = FaultReport(tables=tables, rounds=rounds, nats_cluster=nats_cluster)
     began = time.monotonic()
+    # Not under the scratch directory: a failed run's logs must outlive it (see keep_logs).
+    logs = log_dir or Path(tempfile.mkdtemp(prefix="cardtable-faults-logs-"))
+    report.logs = str(logs)
     with tempfile.TemporaryDirectory(prefix="cardtable-faults-") as scratch:
-        logs = log_dir or Path(scratch) / "logs"
         progress(f"starting NATS, PostgreSQL and the four services (logs: {logs}) ...")
-        async with fault_stack(logs, Path(scratch)) as stack:
-            progress(f"system up in {time.monotonic() - began:.1f} s")
-            try:
-                await _run(stack, report, progress, down_seconds, move_pause_seconds, pause_seconds)
-            except Exception as error:  # a report saying what broke beats a traceback
-                report.error = repr(error)
-                progress(f"fault run failed: {error!r}")
-            progress("stopping everything ...")
+        try:
+            async with fault_stack(logs, Path(scratch), nats_cluster) as stack:
+                progress(f"system up in {time.monotonic() - began:.1f} s")
+                try:
+                    await _run(
+                        stack, report, progress, down_seconds, move_pause_seconds, pause_seconds
+                    )
+                except Exception as error:  # a report saying what broke beats a traceback
+                    report.error = repr(error)
+                    progress(f"fault run failed: {error!r}")
+                progress("stopping everything ...")
+        finally:
+            keep_logs(Path(scratch), logs, report, remove=log_dir is None)
     report.seconds = time.monotonic() - began
     return report
+
+
+def keep_logs(data_dir: Path, logs: Path, report: FaultReport, *, remove: bool) -> None:
+    """Put the servers' logs beside the services'; drop them all only after a clean run.
+
+    A run that missed a target keeps every log where ``report.logs`` (and the failure message
+    that quotes it) says; one asked to keep them (``log_dir``) always keeps them.
+    """
+    for server_log in data_dir.glob("*.log"):
+        with contextlib.suppress(OSError):
+            shutil.copyfile(server_log, logs / server_log.name)
+    if remove and report.ok:
+        shutil.rmtree(logs, ignore_errors=True)
+        report.logs = ""
 
 
 async def _run(
@@ -151,7 +191,7 @@ async def _run(
         # The run's own connections see every restart; saying so each time is only noise.
         quiet = get_logger("cardtable_tools.bench.faults.client")
         quiet.logger.setLevel(logging.ERROR)
-        connection = await connect_nats(stack.nats.url, name="fault-run", logger=quiet)
+        connection = await connect_nats(stack.nats_url, name="fault-run", logger=quiet)
         exits.push_async_callback(connection.close)
         # No connection floor to restore while PostgreSQL is down: asyncpg would log each try.
         pool = await create_schema_pool(stack.postgres.url, LIVE_SCHEMA, min_size=0, max_size=2)
@@ -203,13 +243,20 @@ async def _play_through_faults(
     died: set[str] = set()
     try:
         await asyncio.sleep(pause_seconds)  # games under way before the first fault
+        faults = CLUSTER_FAULTS if stack.nats_cluster else FAULTS
         for round_number in range(1, report.rounds + 1):
-            for fault in FAULTS:
+            for fault in faults:
                 died.update(stack.dead_services())
+                if stack.nats_cluster and not await wait_whole(
+                    stack.nats_cluster, observers.watch.jetstream, stack.replicated_streams
+                ):
+                    progress("the cluster is not whole again; inflicting the next fault anyway")
                 recovery = await _inflict(stack, fault, round_number, down_seconds, observers)
+                await asyncio.sleep(pause_seconds)
+                # working again is measured from the fault, so the pause after it has passed
+                _measure_rates(recovery, observers.watch, pause_seconds)
                 report.recoveries.append(recovery)
                 progress(_describe(recovery))
-                await asyncio.sleep(pause_seconds)
         progress("no new games; letting the games in hand finish ...")
         stop_new_games.set()
         deadline = time.monotonic() + FINISH_LIMIT_SECONDS
@@ -233,12 +280,14 @@ async def _inflict(
     stack: FaultStack, fault: Fault, round_number: int, down_seconds: float, observers: Observers
 ) -> Recovery:
     restart: Restart
-    if fault.target in ("nats", "postgres"):
+    if stack.nats_cluster:
+        restart = await _inflict_on_cluster(stack, fault, down_seconds, observers)
+    elif fault.target in ("nats", "postgres"):
         restart = await stack.restart_server(fault.target, down_seconds)
     else:
         restart = await stack.crash_service(fault.target, down_seconds)
     checks = await asyncio.gather(
-        *(_working_again(check, restart.restarted_at, observers) for check in fault.checks)
+        *(_working_again(check, restart.checks_from, observers) for check in fault.checks)
     )
     return Recovery(
         fault=fault.target,
@@ -249,7 +298,44 @@ async def _inflict(
         working_again=dict(zip(fault.checks, checks, strict=True)),
         target_seconds=RECOVERY_TARGET_SECONDS,
         note=restart.note,
+        faulted_at=restart.checks_from,
+        back_at=restart.restarted_at + (restart.server_up_seconds or 0.0),
+        server=restart.server,
     )
+
+
+async def _inflict_on_cluster(
+    stack: FaultStack, fault: Fault, down_seconds: float, observers: Observers
+) -> Restart:
+    """Kill or pause the server ``fault`` names; the cluster is to go on without it."""
+    nodes = stack.nats_cluster
+    try:
+        if fault.target == "meta-leader":
+            name = await asyncio.to_thread(meta_leader, nodes)
+        else:
+            name = await stream_leader(observers.watch.jetstream, stack.log_names.stream)
+        victim = named(nodes, name)
+    except Exception as error:  # recorded as a fault that never recovered
+        return Restart(time.time(), None, f"no server to hit: {error!r}"[:300])
+    faulted_at = time.time()
+    if fault.action.startswith("SIGSTOP"):
+        back_at, up = await pause_and_resume(victim, PAUSE_SECONDS)
+    else:
+        back_at, up = await crash_and_restart(victim, down_seconds)
+    return Restart(back_at, up, faulted_at=faulted_at, server=victim.server_name)
+
+
+def _measure_rates(recovery: Recovery, watch: LogWatch, pause_seconds: float) -> None:
+    """Moves stored per second in the pause before the fault, from the fault until every check
+    worked again (or the server was back, if later), and in the pause after that."""
+    faulted_at = recovery.faulted_at
+    working_again = faulted_at + (recovery.working_again_seconds or RECOVERY_LIMIT_SECONDS)
+    recovered_at = max(recovery.back_at, working_again)
+    recovery.moves_per_second = {
+        "before": watch.moves_per_second(faulted_at - pause_seconds, faulted_at),
+        "during": watch.moves_per_second(faulted_at, recovered_at),
+        "after": watch.moves_per_second(recovered_at, recovered_at + pause_seconds),
+    }
 
 
 async def _working_again(check: str, restarted_at: float, observers: Observers) -> float | None:
@@ -283,9 +369,13 @@ def _describe(recovery: Recovery) -> str:
         return "never" if value is None else f"{value:.1f} s"
 
     checks = ", ".join(f"{name} {seconds(value)}" for name, value in recovery.working_again.items())
+    rates = "/".join(f"{value:.0f}" for value in recovery.moves_per_second.values())
     return (
-        f"round {recovery.round}: {recovery.fault} {recovery.action}: up in "
+        f"round {recovery.round}: {recovery.fault}"
+        + (f" ({recovery.server})" if recovery.server else "")
+        + f" {recovery.action}: up in "
         f"{seconds(recovery.server_up_seconds)}; working again: {checks}"
+        + (f"; moves/s before/during/after {rates}" if rates else "")
         + ("" if recovery.ok else "  << TARGET MISSED")
     )
 
@@ -337,7 +427,7 @@ async def _verify(
         jetstream,
         names,
         schema=REBUILD_SCHEMA,
-        reader_nats_url=stack.nats.url,
+        reader_nats_url=stack.nats_url,
         verifier=stack.log_keys.verifier,
     )
     async with pool.acquire() as database:

@@ -72,6 +72,7 @@ def _bench_faults(args: argparse.Namespace) -> int:
             pause_seconds=args.pause_seconds,
             progress=console.print,
             log_dir=Path(args.log_dir) if args.log_dir else None,
+            nats_cluster=args.nats_cluster,
         )
     )
     console.print(render_fault_report(report))
@@ -267,6 +268,13 @@ def register(commands: Subcommands) -> None:
         "--log-dir",
         default="",
         help="with --faults: keep the services' logs here (default: a temporary directory)",
+    )
+    system_bench_parser.add_argument(
+        "--nats-cluster",
+        type=int,
+        default=1,
+        choices=(1, 3),
+        help="with --faults: 3 runs NATS as a cluster and kills or pauses its leaders instead",
     )
     system_bench_parser.set_defaults(handler=cmd_bench)
 

@@ -26,6 +26,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             live=console.is_terminal,
             listen_host=args.host,
             exit_after_demo=args.exit_after_demo,
+            nats_cluster=args.nats_cluster,
         )
     )
 
@@ -46,5 +47,13 @@ def register(commands: Subcommands) -> None:
     )
     run.add_argument(
         "--exit-after-demo", action="store_true", help="stop everything once the demo is shown"
+    )
+    run.add_argument(
+        "--nats-cluster",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N clustered NATS servers (3: as in production; the log and buckets get 3 "
+        "replicas and every service all N URLs); ignored when NATS_URL is set",
     )
     run.set_defaults(handler=cmd_run)

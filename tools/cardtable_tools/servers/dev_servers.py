@@ -18,6 +18,7 @@ Command line::
     python -m cardtable_tools.servers.dev_servers            # both; prints URLs and export lines
     python -m cardtable_tools.servers.dev_servers --only nats --nats-port 4333
     python -m cardtable_tools.servers.dev_servers --data-dir .run/dev   # keeps data between runs
+    python -m cardtable_tools.servers.dev_servers --only nats --nats-cluster 3
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import argparse
 import asyncio
 import hashlib
 import importlib.util
+import json
 import os
 import secrets
 import shutil
@@ -36,11 +38,12 @@ import sys
 import sysconfig
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats_access import NatsUser, authorization_config, new_users
@@ -49,6 +52,7 @@ from cardtable_tools.servers.server_process import (
     DevServer,
     DevServerError,
     RunAs,
+    free_port,
     log_tail,
 )
 
@@ -57,6 +61,47 @@ OWNER_FILE = "owner.pid"
 #: What nats-server logs once a SIGHUP's configuration is in force.
 RELOADED = "Reloaded server configuration"
 ADMIN_USER = "admin"
+
+
+#: The cluster's name, and the settings a clustered dev server shares with production's
+#: (deploy/base/nats/nats.conf; tests/deploy/test_nats.py holds the two side by side).
+CLUSTER_NAME = "cardtable"
+CLUSTER_SETTINGS = {"name": CLUSTER_NAME, "no_advertise": "true"}
+#: Every write on disk before it is acknowledged, as in production: a test of losing a node
+#: then proves what production does, not what a page cache would allow.
+CLUSTER_JETSTREAM_SETTINGS = {"sync_interval": "always"}
+
+
+@dataclass(frozen=True)
+class NatsClusterNode:
+    """One server's place in a development cluster: its index and every server's route port.
+
+    Clients are given every server's URL; the routes run on loopback like the clients.
+    """
+
+    index: int
+    route_ports: tuple[int, ...]
+    #: The HTTP monitoring port: ``/healthz`` (readiness) and ``/jsz`` (who leads the cluster).
+    monitor_port: int
+
+    @property
+    def name(self) -> str:
+        """The server name: JetStream tells the servers of a cluster apart by it."""
+        return f"nats-{self.index}"
+
+    @property
+    def route_port(self) -> int:
+        return self.route_ports[self.index]
+
+    def config(self, host: str) -> str:
+        routes = "\n".join(f"    nats://{host}:{port}" for port in self.route_ports)
+        cluster = "".join(f"  {key}: {value}\n" for key, value in CLUSTER_SETTINGS.items())
+        return (
+            f'http: "{host}:{self.monitor_port}"\n'
+            f"cluster {{\n{cluster}"
+            f'  listen: "{host}:{self.route_port}"\n'
+            f"  routes: [\n{routes}\n  ]\n}}\n"
+        )
 
 
 @dataclass
@@ -116,9 +161,13 @@ class NatsDevServer(DevServer):
         port: int | None = None,
         host: str = "127.0.0.1",
         access: NatsAccessPlan | None = None,
+        cluster: NatsClusterNode | None = None,
     ) -> None:
+        if cluster is not None:
+            self.name = cluster.name  # its own log, data and configuration file
         super().__init__(base_dir, port, host)
         self.access = access
+        self.cluster = cluster
 
     @property
     def url(self) -> str:
@@ -135,20 +184,32 @@ class NatsDevServer(DevServer):
     @property
     def config_path(self) -> Path:
         if self.access is not None and self.access.config_dir is not None:
-            return self.access.config_dir / "nats.conf"
-        return self.base_dir / "nats.conf"
+            return self.access.config_dir / f"{self.name}.conf"
+        return self.base_dir / f"{self.name}.conf"
 
     def _write_config(self) -> None:
         """Everything in one file: a reload compares the whole configuration with the last."""
         self.config_path.parent.mkdir(parents=True, exist_ok=True)
+        jetstream = {"store_dir": f'"{self.store_dir}"'}
+        if self.cluster is not None:
+            jetstream.update(CLUSTER_JETSTREAM_SETTINGS)
         settings = (
-            f'server_name: "cardtable-dev-{self.port}"\n'
+            f'server_name: "{self.server_name}"\n'
             f'listen: "{self.host}:{self.port}"\n'
-            f'jetstream {{\n  store_dir: "{self.store_dir}"\n}}\n'
+            "jetstream {\n"
+            + "".join(f"  {key}: {value}\n" for key, value in jetstream.items())
+            + "}\n"
         )
+        if self.cluster is not None:
+            settings += self.cluster.config(self.host)
         access = self.access.render() if self.access is not None else ""
         self.config_path.write_text(settings + access)
         self.config_path.chmod(0o600)
+
+    @property
+    def server_name(self) -> str:
+        """The name JetStream knows the server by (stream leaders are named by it)."""
+        return self.cluster.name if self.cluster is not None else f"cardtable-dev-{self.port}"
 
     def reload(self, timeout_seconds: float = 10.0) -> None:
         """Apply the access plan to the running server (SIGHUP) and wait until it has."""
@@ -175,7 +236,7 @@ class NatsDevServer(DevServer):
     @property
     def store_dir(self) -> Path:
         """Where JetStream keeps its streams; survives restarts."""
-        return self.base_dir / "nats"
+        return self.base_dir / ("nats" if self.cluster is None else self.name)
 
     def _prepare(self) -> None:
         self.store_dir.mkdir(parents=True, exist_ok=True)
@@ -185,13 +246,30 @@ class NatsDevServer(DevServer):
         return [str(nats_server_binary()), "--config", str(self.config_path)]
 
     def _is_ready(self) -> bool:
-        """NATS greets every client with an INFO line; JetStream is up once it says so."""
+        """NATS greets every client with an INFO line; JetStream is up once it says so.
+
+        A clustered server is ready once its ``/healthz`` says so: the cluster has a meta
+        leader and this server has caught up with every stream it holds.
+        """
+        if self.cluster is not None:
+            return monitor_json(self.host, self.cluster.monitor_port, "healthz") is not None
         try:
             with socket.create_connection((self.host, self.port), timeout=0.5) as probe:
                 greeting = probe.recv(4096)
         except OSError:
             return False
         return greeting.startswith(b"INFO ") and b'"jetstream":true' in greeting
+
+
+def monitor_json(host: str, port: int, path: str, timeout_seconds: float = 0.5) -> Any:
+    """A NATS monitoring endpoint's JSON, or ``None`` while it does not answer 200."""
+    try:
+        with urllib.request.urlopen(
+            f"http://{host}:{port}/{path}", timeout=timeout_seconds
+        ) as reply:
+            return json.loads(reply.read())
+    except (OSError, ValueError):  # refused, 503 (HTTPError is an OSError), half-written
+        return None
 
 
 class PostgresDevServer(DevServer):
@@ -359,38 +437,52 @@ class DevServers:
     """The servers a ``dev_servers`` context started; either may be ``None`` if not asked for."""
 
     base_dir: Path
+    #: The first (or only) NATS server.
     nats: NatsDevServer | None
     postgres: PostgresDevServer | None
     # Wall time from the first spawn until every server was ready, for the test summary.
     started_in_seconds: float | None = None
+    #: Every server of a NATS cluster (``nats`` is the first); empty for a single server.
+    nats_cluster: list[NatsDevServer] = field(default_factory=list)
+
+    @property
+    def nats_servers(self) -> list[NatsDevServer]:
+        """Every NATS server: the cluster's, or the single one."""
+        if self.nats_cluster:
+            return list(self.nats_cluster)
+        return [self.nats] if self.nats is not None else []
 
     @property
     def all(self) -> list[DevServer]:
         """The servers that were asked for."""
-        return [server for server in (self.nats, self.postgres) if server is not None]
+        return [*self.nats_servers, *([self.postgres] if self.postgres is not None else [])]
 
     @property
     def nats_url(self) -> str:
-        """The NATS URL (no credentials in it); an error if NATS was not asked for."""
-        if self.nats is None:
+        """Every NATS server's URL, comma-separated (no credentials); an error without NATS.
+
+        A client given all of a cluster's servers moves to another when one is lost.
+        """
+        if not self.nats_servers:
             raise DevServerError("NATS was not started")
-        return self.nats.url
+        return ",".join(server.url for server in self.nats_servers)
 
     @property
     def nats_admin_url(self) -> str:
-        """The NATS URL with the administrator's credentials, for harnesses only."""
-        if self.nats is None:
+        """``nats_url`` with the administrator's credentials, for harnesses only."""
+        if not self.nats_servers:
             raise DevServerError("NATS was not started")
-        return self.nats.admin_url
+        return ",".join(server.admin_url for server in self.nats_servers)
 
     def nats_users(self, prefix: str) -> dict[str, NatsUser]:
         """Each component's user for the deployment under ``prefix``, admitted at once."""
         if self.nats is None or self.nats.access is None:
             raise DevServerError("NATS was started without authorization")
         known = prefix in self.nats.access.deployments
-        users = self.nats.access.add(prefix)
+        users = self.nats.access.add(prefix)  # the cluster's servers share one plan
         if not known:
-            self.nats.reload()
+            for server in self.nats_servers:
+                server.reload()
         return users
 
     @property
@@ -404,7 +496,7 @@ class DevServers:
         """The variables a service reads to use these servers."""
         env: dict[str, str] = {}
         if self.nats is not None:
-            env["NATS_URL"] = self.nats.url
+            env["NATS_URL"] = self.nats_url
         if self.postgres is not None:
             env["DATABASE_URL"] = self.postgres.url
         return env
@@ -444,6 +536,7 @@ def _plan(
     nats_port: int | None,
     pg_port: int | None,
     access: NatsAccessPlan | None,
+    nats_cluster: int = 1,
 ) -> tuple[DevServers, bool]:
     """Decide directories and ports; returns the servers and whether the directory is ours."""
     owns_dir = base_dir is None
@@ -452,14 +545,39 @@ def _plan(
         base_dir = Path(tempfile.mkdtemp(prefix=TEMP_DIR_PREFIX))
         (base_dir / OWNER_FILE).write_text(str(os.getpid()))
     base_dir.mkdir(parents=True, exist_ok=True)
+    cluster = (
+        cluster_servers(base_dir, nats_cluster, nats_port, access)
+        if nats and nats_cluster > 1
+        else []
+    )
+    single = NatsDevServer(base_dir, nats_port, access=access) if nats and not cluster else None
     return (
         DevServers(
             base_dir=base_dir,
-            nats=NatsDevServer(base_dir, nats_port, access=access) if nats else None,
+            nats=cluster[0] if cluster else single,
             postgres=PostgresDevServer(base_dir, pg_port) if postgres else None,
+            nats_cluster=cluster,
         ),
         owns_dir,
     )
+
+
+def cluster_nodes(size: int) -> list[NatsClusterNode]:
+    """``size`` servers' places in one cluster, on free loopback ports."""
+    route_ports = tuple(free_port() for _ in range(size))
+    return [NatsClusterNode(index, route_ports, free_port()) for index in range(size)]
+
+
+def cluster_servers(
+    base_dir: Path, size: int, first_port: int | None, access: NatsAccessPlan | None
+) -> list[NatsDevServer]:
+    """A ``size``-server JetStream cluster; the first on ``first_port`` if given."""
+    return [
+        NatsDevServer(
+            base_dir, first_port if node.index == 0 else None, access=access, cluster=node
+        )
+        for node in cluster_nodes(size)
+    ]
 
 
 @contextmanager
@@ -472,14 +590,19 @@ def dev_servers(
     postgres_port: int | None = None,
     timeout_seconds: float = START_TIMEOUT_SECONDS,
     access: NatsAccessPlan | None = None,
+    nats_cluster: int = 1,
 ) -> Iterator[DevServers]:
     """Start the requested servers, yield them, and stop them however the block is left.
 
     Without ``base_dir`` the data lives in a temporary directory removed afterwards; with it,
     data is kept so that the next run finds its streams and tables again. With ``access`` NATS
-    admits only the plan's users (``NatsAccessPlan``).
+    admits only the plan's users (``NatsAccessPlan``). With ``nats_cluster`` above 1, that many
+    JetStream servers are clustered on loopback (``NatsClusterNode``), configured as in
+    production, and ``nats_url`` names them all.
     """
-    servers, owns_dir = _plan(base_dir, nats, postgres, nats_port, postgres_port, access)
+    servers, owns_dir = _plan(
+        base_dir, nats, postgres, nats_port, postgres_port, access, nats_cluster
+    )
     began = time.monotonic()
     try:
         for server in servers.all:  # both boot at once; NATS is up before initdb finishes
@@ -504,9 +627,12 @@ async def async_dev_servers(
     postgres_port: int | None = None,
     timeout_seconds: float = START_TIMEOUT_SECONDS,
     access: NatsAccessPlan | None = None,
+    nats_cluster: int = 1,
 ) -> AsyncIterator[DevServers]:
     """``dev_servers`` for async code: waits without blocking the loop."""
-    servers, owns_dir = _plan(base_dir, nats, postgres, nats_port, postgres_port, access)
+    servers, owns_dir = _plan(
+        base_dir, nats, postgres, nats_port, postgres_port, access, nats_cluster
+    )
     began = time.monotonic()
     try:
         for server in servers.all:
@@ -559,17 +685,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--data-dir", type=Path, help="keep data here between runs (default: a temporary dir)"
     )
+    parser.add_argument(
+        "--nats-cluster", type=int, default=1, help="this many clustered NATS servers (default 1)"
+    )
+    parser.add_argument(
+        "--cluster-node",
+        type=int,
+        help="run only this server (0-based) of a cluster whose --route-ports are given",
+    )
+    parser.add_argument("--route-ports", default="", help="with --cluster-node: a,b,c")
+    parser.add_argument("--monitor-port", type=int, help="with --cluster-node")
     args = parser.parse_args(argv)
     # Set SIGINT too: a shell starts background jobs with SIGINT ignored, and Python keeps that.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
     try:
+        if args.cluster_node is not None:
+            return _run_cluster_node(args)
         with dev_servers(
             nats=args.only in (None, "nats"),
             postgres=args.only in (None, "postgres"),
             base_dir=args.data_dir.resolve() if args.data_dir else None,
             nats_port=args.nats_port,
             postgres_port=args.postgres_port,
+            nats_cluster=args.nats_cluster,
         ) as servers:
             _describe(servers, sys.stdout)
             print("Ctrl-C to stop.", file=sys.stderr)
@@ -579,6 +718,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:  # asked to stop; the context manager has stopped the servers
         return 0
+
+
+def _run_cluster_node(args: argparse.Namespace) -> int:
+    """One server of a cluster, so that a harness can kill, pause and restart each on its own."""
+    if args.data_dir is None or args.nats_port is None or args.monitor_port is None:
+        raise DevServerError("--cluster-node needs --data-dir, --nats-port and --monitor-port")
+    route_ports = tuple(int(port) for port in args.route_ports.split(","))
+    node = NatsClusterNode(args.cluster_node, route_ports, args.monitor_port)
+    server = NatsDevServer(args.data_dir.resolve(), args.nats_port, cluster=node)
+    servers = DevServers(args.data_dir.resolve(), server, None, nats_cluster=[server])
+    try:
+        began = time.monotonic()
+        server.start()
+        servers.started_in_seconds = time.monotonic() - began
+        _describe(servers, sys.stdout)
+        return _watch(servers)
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from cardtable.platform.log_names import DEFAULT_PREFIX as EVENT_PREFIX
 from cardtable.platform.log_names import LogNames
-from cardtable.platform.log_streams import provision
+from cardtable.platform.log_streams import provision_when_ready
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.nats_access import OPERATOR, PROVISIONER, NatsUser
 from cardtable.table_service.log_security import LogSecurity
@@ -34,6 +34,8 @@ from cardtable_tools.stack.processes import SERVICE_MODULES, ServiceProcess, sta
 from cardtable_tools.stack.run_env import ENV_FILE, env_file_text, write_env_file
 from cardtable_tools.stack.run_lock import RunDirectoryBusyError, run_directory_lock
 
+#: How long a fresh NATS cluster gets to elect its leaders before ``cardtable run`` gives up.
+PROVISION_LIMIT_SECONDS = 60.0
 DEFAULT_PORTS = {"rules": 50051, "table": 50052, "scoring": 50053, "bots": 50054}
 
 
@@ -60,8 +62,11 @@ def available_services() -> list[str]:
     return names
 
 
-async def _provision(nats_url: str, provisioner: NatsUser) -> None:
-    """Create the stream and buckets as the provisioner: no service may under authorization."""
+async def _provision(nats_url: str, provisioner: NatsUser, replicas: int = 1) -> None:
+    """Create the stream and buckets as the provisioner: no service may under authorization.
+
+    A cluster that has just started may still be electing its leaders: it is given time.
+    """
     connection = await connect_nats(
         nats_url,
         name="cardtable-run-provision",
@@ -69,7 +74,13 @@ async def _provision(nats_url: str, provisioner: NatsUser) -> None:
         inbox_prefix=provisioner.inbox_prefix,
     )
     try:
-        await provision(connection.jetstream, LogNames.from_prefix(EVENT_PREFIX))
+        await provision_when_ready(
+            connection.jetstream,
+            LogNames.from_prefix(EVENT_PREFIX),
+            replicas,
+            timeout_seconds=PROVISION_LIMIT_SECONDS,
+            retry_seconds=0.5,
+        )
     finally:
         await connection.close()
 
@@ -93,11 +104,15 @@ async def run_stack(
     live: bool = True,
     handle_signals: bool = True,
     listen_host: str = "127.0.0.1",
+    nats_cluster: int = 1,
 ) -> int:
     """Start everything, play the demonstration, print how to reach it, serve until ``stop``.
 
     The run directory (``log_dir``'s parent: ``.run/``) holds the logs, ``nats.conf`` and
     ``env``; a second run on it is refused (returns 2) rather than writing into the first's.
+    With ``nats_cluster`` above 1 NATS is that many clustered servers, the event log and the
+    buckets get that many replicas (at most 3: a quorum of a bigger cluster needs no more) and
+    every service is given every server's URL.
     """
     try:
         with run_directory_lock(log_dir.parent):
@@ -110,6 +125,7 @@ async def run_stack(
                 live=live,
                 handle_signals=handle_signals,
                 listen_host=listen_host,
+                nats_cluster=nats_cluster,
             )
     except RunDirectoryBusyError as busy:
         say(Text(str(busy)))
@@ -126,6 +142,7 @@ async def _serve(
     live: bool,
     handle_signals: bool,
     listen_host: str,
+    nats_cluster: int = 1,
 ) -> int:
     """:func:`run_stack` once the run directory is this process's."""
     stop = stop or asyncio.Event()
@@ -147,11 +164,12 @@ async def _serve(
                     nats=not nats_url,
                     postgres=not database_url,
                     access=None if nats_url else NatsAccessPlan(config_dir=log_dir.parent),
+                    nats_cluster=nats_cluster,
                 )
             )
             if not nats_url:
                 users = servers.nats_users(EVENT_PREFIX)
-                await _provision(servers.nats_url, users[PROVISIONER])
+                await _provision(servers.nats_url, users[PROVISIONER], min(nats_cluster, 3))
             nats_url = nats_url or servers.nats_url
             database_url = database_url or servers.database_url
             say(f"servers from the pip wheels started in {servers.started_in_seconds:.1f} s")
