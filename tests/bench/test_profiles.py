@@ -3,6 +3,7 @@ function. The sampler is the real py-spy, on a process of the test's own."""
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import subprocess
 import sys
@@ -48,12 +49,16 @@ def test_lines_of_one_function_count_once_and_paths_are_shortened() -> None:
     ]
 
 
-async def test_a_busy_process_is_sampled_and_its_hot_function_named(tmp_path: Path) -> None:
+def test_a_busy_process_is_sampled_and_its_hot_function_named(tmp_path: Path) -> None:
     busy = subprocess.Popen([sys.executable, "-c", BUSY])
     try:
         profiler = Profiler(tmp_path / "profiles", {"busy": busy.pid})
-        await profiler.start("load", 2)
-        summaries = await profiler.finish()
+
+        async def sample() -> dict[str, dict[str, object]]:
+            await profiler.start("load", 2)
+            return await profiler.finish()
+
+        summaries = asyncio.run(sample())
     finally:
         busy.kill()
         busy.wait()
