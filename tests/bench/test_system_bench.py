@@ -96,6 +96,7 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
     assert (tmp_path / "bench.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.services
 def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,6 +25,8 @@ from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool, create_pool
 from cardtable.platform.server_process import RunAs
 
+pytestmark = pytest.mark.services
+
 
 def process_exists(pid: int) -> bool:
     """Alive and not a zombie waiting to be reaped."""
