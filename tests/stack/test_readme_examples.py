@@ -6,8 +6,9 @@ block is run with bash, ``set -euo pipefail``, in a clean environment, one block
 in one working directory (a block may use a file an earlier one wrote), as a reader would in a
 second terminal:
 
-* by default after ``source .run/env``, against a ``cardtable run`` this test starts in a
-  directory of its own (with its demonstration, so ``DEMO_TABLE_ID`` names a finished game);
+* by default after ``source .run/env``, against the ``cardtable run`` of tests/stack/conftest.py
+  (in a directory of its own, with its demonstration, so ``DEMO_TABLE_ID`` names a finished
+  game; test_run_demo.py reads what that printed);
 * ``<!-- readme-test: own servers ... -->`` on the line before a block: without ``.run/env``,
   with only ``.venv/bin`` on PATH (the benchmarks start servers of their own);
 * ``<!-- readme-test: skip ... -->``: not run here (``make run`` and ``make test`` themselves;
@@ -23,13 +24,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.examples.stack import BIN, run_shell, running_stack
+from tests.examples.stack import BIN, run_shell
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(400)]
 
@@ -133,23 +133,15 @@ def test_the_benchmark_examples_work_on_servers_of_their_own(tmp_path: Path) -> 
             run_example(example, tmp_path)
 
 
-@pytest.fixture(scope="module")
-def stack_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A working directory with a ``cardtable run`` (demonstration played) serving from its
-    ``.run/``."""
-    with running_stack(tmp_path_factory.mktemp("readme"), demo=True) as workdir:
-        yield workdir
-
-
-def test_the_commands_cardtable_run_prints_run_as_printed(stack_directory: Path) -> None:
-    printed = (stack_directory / "run-output.txt").read_text().splitlines()
+def test_the_commands_cardtable_run_prints_run_as_printed(demo_stack: Path) -> None:
+    printed = (demo_stack / "run-output.txt").read_text().splitlines()
     commands = [line.strip() for line in printed if line.startswith(("  source ", "  cardtable "))]
     assert commands.count("source .run/env") == 2  # once the services are up, once after the demo
     assert any(command.startswith("cardtable audit ") for command in commands)
-    run_example(Example(0, "\n".join(commands) + "\n", "printed"), stack_directory)
+    run_example(Example(0, "\n".join(commands) + "\n", "printed"), demo_stack)
 
 
-def test_the_readme_examples_work_after_source_run_env(stack_directory: Path) -> None:
+def test_the_readme_examples_work_after_source_run_env(demo_stack: Path) -> None:
     for example in made_small(readme_examples(README.read_text(encoding="utf-8"))):
         if example.mode == STACK:
-            run_example(example, stack_directory)
+            run_example(example, demo_stack)
