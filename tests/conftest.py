@@ -22,7 +22,11 @@ Function fixtures keep tests apart on those shared servers:
 * ``nats_connection``: a connected client and JetStream context, drained afterwards.
 
 Tests using any of these are marked ``services`` automatically (``-m "not services"`` skips
-them all).
+them all); a test that starts servers or service processes of its own is marked by hand.
+
+Hypothesis runs the ``default`` profile registered here (fewer examples, the property tests'
+run time in the tens of seconds); ``HYPOTHESIS_PROFILE=thorough`` runs each property as long as
+before this profile existed and more.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # gRPC's fork handlers can crash a child forked with a ``preexec_fn`` (how the dev servers start
 # and restart) while grpc.aio threads run in this process; no test forks to use gRPC in the
@@ -57,6 +62,15 @@ SERVICE_FIXTURES = frozenset(
     }
 )
 PROVISIONED = pytest.StashKey[list["Provisioned"]]()
+
+#: Property tests: the default profile keeps the whole suite's run short; ``thorough`` is for a
+#: long run (``HYPOTHESIS_PROFILE=thorough``), with twice hypothesis' own default. Both judge
+#: results, not speed: on a machine shared with another worker (and other people's runs) an
+#: example or a draw may take a second, which is no failure of the code under test.
+_NOT_TIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("default", max_examples=30, **_NOT_TIMED)
+settings.register_profile("thorough", max_examples=200, **_NOT_TIMED)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
