@@ -31,6 +31,7 @@ CLEAN_LOG = [stored(1, 1, "create"), stored(2, 2, "join"), stored(3, 3, "move-a"
 
 
 @pytest.mark.services
+@pytest.mark.alone  # each service must be working again within 10 s of its restart
 @pytest.mark.timeout(240)
 async def test_one_of_each_fault_loses_nothing_and_every_service_comes_back() -> None:
     report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print)

@@ -133,6 +133,8 @@ def test_the_benchmark_examples_work_on_servers_of_their_own(tmp_path: Path) -> 
             run_example(example, tmp_path)
 
 
+@pytest.mark.alone  # the first of its group (tests/conftest.py): its setup plays the demonstration,
+# whose duration test_run_demo.py holds to the README's claim
 def test_the_commands_cardtable_run_prints_run_as_printed(demo_stack: Path) -> None:
     printed = (demo_stack / "run-output.txt").read_text().splitlines()
     commands = [line.strip() for line in printed if line.startswith(("  source ", "  cardtable "))]
