@@ -36,12 +36,14 @@ proto-baseline: install
 run: install
 	$(BIN)/cardtable run
 
-## The whole test suite against real servers (the command CI runs).
+## The whole test suite against real servers (the command CI runs), on two workers, each with
+## servers of its own; timing-sensitive tests (marked alone) run with the other worker waiting.
 test: install proto-check browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadgroup
 
+## The engine and the units, in-process: no server, no service process, no browser (two workers).
 test-fast: install
-	$(BIN)/pytest -m "not slow and not services and not browser"
+	$(BIN)/pytest -n 2 --dist loadgroup -m "not slow and not services and not browser"
 
 ## Debian's chromium, headless, for the replay viewer's browser test: installed only when missing.
 browser:

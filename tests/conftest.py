@@ -25,16 +25,37 @@ Function fixtures keep tests apart on those shared servers:
   may kill or pause any of them; ``.nats_url`` names all three.
 
 Tests using any of these are marked ``services`` automatically (``-m "not services"`` skips
-them all).
+them all); a test that starts servers or service processes of its own is marked by hand.
+
+``make test`` runs on two pytest-xdist workers, each with its own servers (the fixtures above are
+per worker; namespaces and databases are random, so nothing is shared between workers anyway).
+Two markers say how a test may share the machine:
+
+* ``alone``: timing-sensitive (a deadline it must beat, a recovery it times): while it runs, the
+  other worker starts no test and waits for the one it has running to end (see
+  ``_taking_turns``). Without xdist every test runs alone anyway.
+* ``SHARED_STACKS`` below: tests that share a module- or session-scoped stack run on one worker,
+  so that it is started once (xdist's own ``xdist_group`` marker does nothing under pytest 9,
+  whose node ids ignore the group suffix xdist gives them).
+
+Hypothesis runs the ``default`` profile registered here (fewer examples, the property tests'
+run time in the tens of seconds); ``HYPOTHESIS_PROFILE=thorough`` runs each property as long as
+before this profile existed and more.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Generator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # gRPC's fork handlers can crash a child forked with a ``preexec_fn`` (how the dev servers start
 # and restart) while grpc.aio threads run in this process; no test forks to use gRPC in the
@@ -62,11 +83,99 @@ SERVICE_FIXTURES = frozenset(
     }
 )
 PROVISIONED = pytest.StashKey[list["Provisioned"]]()
+#: Set by the xdist controller for its workers: the directory of the locks of ``_taking_turns``.
+TURN_LOCKS = "CARDTABLE_TEST_TURN_LOCKS"
+#: Under xdist, where each worker's servers came from (its ``workeroutput``, then the summary).
+WORKER_SERVICES = "cardtable_services"
+WORKER_LINES = pytest.StashKey[list[str]]()
+
+#: Tests (by node id prefix) that share an expensive module- or session-scoped fixture, and the
+#: group each runs in: under ``--dist loadgroup`` a group is one unit of work, on one worker.
+SHARED_STACKS = {
+    "tests/examples/test_python_example.py": "example-stack",  # tests/examples/conftest.py
+    "tests/examples/test_typescript_client.py": "example-stack",
+    "tests/stack/test_run_demo.py": "demo-stack",  # tests/stack/conftest.py
+    "tests/stack/test_readme_examples.py::test_the_commands_": "demo-stack",
+    "tests/stack/test_readme_examples.py::test_the_readme_examples_": "demo-stack",
+    "tests/stack/test_readme_examples.py::test_buf_curl_": "demo-stack",
+    "tests/stack/test_dev_servers.py": "dev-servers",
+    "tests/replay/test_html_browser.py": "chromium",
+    "tests/deploy/test_dockerfile.py": "wheel",
+}
+
+#: Property tests: the default profile keeps the whole suite's run short; ``thorough`` is for a
+#: long run (``HYPOTHESIS_PROFILE=thorough``), with twice hypothesis' own default. Both judge
+#: results, not speed: on a machine shared with another worker (and other people's runs) an
+#: example or a draw may take a second, which is no failure of the code under test.
+_NOT_TIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("default", max_examples=30, **_NOT_TIMED)
+settings.register_profile("thorough", max_examples=200, **_NOT_TIMED)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Start the record of which servers this run used."""
+    """Start the record of which servers this run used; as the xdist controller, make the
+    directory of the workers' turn locks (removed in ``pytest_unconfigure``)."""
     config.stash[PROVISIONED] = []
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        os.environ[TURN_LOCKS] = tempfile.mkdtemp(prefix="cardtable-turns-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and TURN_LOCKS in os.environ:
+        shutil.rmtree(os.environ.pop(TURN_LOCKS), ignore_errors=True)
+
+
+@contextmanager
+def _taking_turns(directory: Path, *, alone: bool) -> Iterator[None]:
+    """Hold the run lock shared (any test) or exclusive (an ``alone`` test) across workers.
+
+    The turnstile makes it fair: an ``alone`` test holds it while it waits for and holds the run
+    lock, so no new test starts on the other worker meanwhile, and the test running there ends
+    and lets it in. Any other test passes the turnstile only to take the run lock shared."""
+    with (directory / "turnstile").open("a") as turnstile, (directory / "run").open("a") as run:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(run, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            if not alone:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(run, fcntl.LOCK_UN)  # and the turnstile, if held, when it is closed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` with the groups of ``SHARED_STACKS``; every other test is a unit of
+    its own (handed to whichever worker is free, in collection order: see
+    ``pytest_collection_modifyitems``), the groups first."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SharedStackScheduling(LoadGroupScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            scope: str = super()._split_scope(nodeid)  # xdist's "@group", if it ever works
+            if scope != nodeid:
+                return scope
+            return next(
+                (group for prefix, group in SHARED_STACKS.items() if nodeid.startswith(prefix)),
+                nodeid,
+            )
+
+    return SharedStackScheduling(config, log)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """Under xdist, each test takes its turn (see ``_taking_turns``): setup, call and teardown."""
+    directory = os.environ.get(TURN_LOCKS)
+    if directory is None:
+        return (yield)
+    with _taking_turns(Path(directory), alone=item.get_closest_marker("alone") is not None):
+        return (yield)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -83,20 +192,47 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that uses a real server, so it can be selected or deselected."""
+    """Mark every test that uses a real server, so it can be selected or deselected; and put
+    the modules with such tests first (each module's tests kept together and in order), so that
+    under xdist the long ones are handed out early and the many short in-process tests even
+    out the two workers at the end."""
+    with_servers: set[str] = set()
     for item in items:
         if SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.services)
+        if item.get_closest_marker("services") is not None:
+            with_servers.add(item.nodeid.split("::")[0])
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in with_servers)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """As an xdist worker, hand the controller the lines that say where its servers came from."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[WORKER_SERVICES] = [
+            service.describe() for service in session.config.stash.get(PROVISIONED, [])
+        ]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """As the xdist controller, keep each worker's lines for the terminal summary."""
+    lines = getattr(node, "workeroutput", {}).get(WORKER_SERVICES, [])
+    node.config.stash.setdefault(WORKER_LINES, []).extend(
+        f"{node.gateway.id}: {line}" for line in lines
+    )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say where this run's servers came from, so a surprising result can be traced."""
     provisioned = terminalreporter.config.stash.get(PROVISIONED, [])
+    lines = [service.describe() for service in provisioned]
+    lines += terminalreporter.config.stash.get(WORKER_LINES, [])
     terminalreporter.section("cardtable services")
-    if not provisioned:
+    if not lines:
         terminalreporter.write_line("none used")
-    for service in provisioned:
-        terminalreporter.write_line(service.describe())
+    for line in lines:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

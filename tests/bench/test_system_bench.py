@@ -55,8 +55,12 @@ def test_an_unknown_histogram_is_empty() -> None:
 @pytest.mark.services
 @pytest.mark.parametrize("clients", ["turns", "poll", "pipeline"])
 def test_the_bench_command_plays_measures_and_writes_json_and_chart(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], clients: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    clients: str,
 ) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # as in a shell (xdist's workers set 80)
     code = main(
         [
             "bench",
@@ -96,6 +100,7 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
     assert (tmp_path / "bench.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.services
 def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -206,6 +206,7 @@ def test_event_prefix_is_the_same_for_every_service(compose: dict[str, Any]) -> 
     assert set(prefixes.values()) == {"cardtable"}, prefixes
 
 
+@pytest.mark.services
 def test_health_check_command_answers_for_a_real_service(compose: dict[str, Any]) -> None:
     """The compose health check, run against the rules service: 0 when serving, else not."""
     probe = compose["services"]["rules"]["healthcheck"]["test"][1:]

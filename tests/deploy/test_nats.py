@@ -431,6 +431,7 @@ def compose_nats(tmp_path: Path) -> Iterator[ComposeNats]:
         log.close()
 
 
+@pytest.mark.services
 async def test_provisions_the_event_log_as_the_provisioner(compose_nats: ComposeNats) -> None:
     with pytest.raises(nats.errors.Error, match="Authorization Violation"):
         await nats.connect(compose_nats.url, allow_reconnect=False, connect_timeout=5)
@@ -458,6 +459,7 @@ async def test_provisions_the_event_log_as_the_provisioner(compose_nats: Compose
     assert '"replicas_changed": []' in log
 
 
+@pytest.mark.services
 async def test_bot_service_uses_its_bucket_and_never_sees_the_log(
     compose_nats: ComposeNats,
 ) -> None:
@@ -533,6 +535,7 @@ def nats_cluster(tmp_path: Path, size: int = 3) -> Iterator[str]:
             server.wait(20)
 
 
+@pytest.mark.services
 async def test_raises_a_stream_a_service_created_first_to_three_replicas(tmp_path: Path) -> None:
     """The race on Kubernetes: a table pod created the stream with one replica first."""
     with nats_cluster(tmp_path) as url:

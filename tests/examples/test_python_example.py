@@ -101,6 +101,7 @@ def run_example(code: str, workdir: Path) -> tuple[int, str]:
 
 @pytest.mark.services
 @pytest.mark.timeout(400)
+@pytest.mark.services
 def test_the_example_plays_a_whole_game_and_its_scores_agree(example_stack: Path) -> None:
     status, output = run_example(f"python {EXAMPLE} --seed 1", example_stack)
     assert status == 0, output
@@ -110,6 +111,7 @@ def test_the_example_plays_a_whole_game_and_its_scores_agree(example_stack: Path
 
 @pytest.mark.services
 @pytest.mark.timeout(400)
+@pytest.mark.services
 def test_the_example_exits_1_when_the_scores_disagree(example_stack: Path) -> None:
     # The example with a recomputation that is wrong: a Hearts deal's scores never add up to 0.
     wrong = f"""python - <<'EOF'

@@ -305,6 +305,7 @@ SERVICE_MAIN = textwrap.dedent(
 )
 
 
+@pytest.mark.services
 def test_a_service_process_stops_gracefully_on_sigterm() -> None:
     env = {**os.environ, "GRPC_PORT": "0", "METRICS_PORT": "0", "SHUTDOWN_GRACE_SECONDS": "1"}
     process = subprocess.Popen(

@@ -260,6 +260,7 @@ def test_rebuild_stops_once_the_deadline_has_passed() -> None:
         rebuild_state(request, deadline_check(ExpiredContext()))  # type: ignore[arg-type]
 
 
+@pytest.mark.services
 async def test_rules_process_reflection_and_graceful_sigterm() -> None:
     """As operators run it: its own process, reflection for grpcurl, clean exit on SIGTERM."""
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc

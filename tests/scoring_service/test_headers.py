@@ -21,7 +21,7 @@ LINES = st.lists(PIECES, max_size=6).map(b"".join)
 BLOCKS = st.lists(LINES, max_size=8).map(b"\r\n".join)
 
 
-@settings(max_examples=1500)
+@settings(max_examples=10 * settings.default.max_examples)  # cheap examples: ten times more
 @given(BLOCKS)
 def test_same_headers_as_nats_py(raw: bytes) -> None:
     assert parse_header_lines(raw) == Client._parse_header_lines(raw)

@@ -25,6 +25,8 @@ from cardtable.platform.postgres import close_pool, create_pool
 from cardtable_tools.servers.dev_servers import DevServers, dev_servers, reachable_copy
 from cardtable_tools.servers.server_process import RunAs
 
+pytestmark = pytest.mark.services
+
 
 def process_exists(pid: int) -> bool:
     """Alive and not a zombie waiting to be reaped."""

@@ -98,6 +98,7 @@ def test_an_unreachable_server_from_the_environment_fails_loudly() -> None:
         provision_postgres({"DATABASE_URL": CLOSED_PORT_POSTGRES}, docker_available=no_docker)
 
 
+@pytest.mark.services
 async def test_without_environment_or_docker_the_embedded_servers_are_used(
     provisioned: list[Provisioned],
 ) -> None:
@@ -110,6 +111,7 @@ async def test_without_environment_or_docker_the_embedded_servers_are_used(
     await exercise_postgres(postgres.url)
 
 
+@pytest.mark.services
 @pytest.mark.skipif(not docker_answers(), reason="no Docker engine answers a ping")
 async def test_with_docker_the_testcontainers_are_used(provisioned: list[Provisioned]) -> None:
     nats = provision_nats({}, docker_available=lambda: True)

@@ -6,8 +6,9 @@ block is run with bash, ``set -euo pipefail``, in a clean environment, one block
 in one working directory (a block may use a file an earlier one wrote), as a reader would in a
 second terminal:
 
-* by default after ``source .run/env``, against a ``cardtable run`` this test starts in a
-  directory of its own (with its demonstration, so ``DEMO_TABLE_ID`` names a finished game);
+* by default after ``source .run/env``, against the ``cardtable run`` of tests/stack/conftest.py
+  (in a directory of its own, with its demonstration, so ``DEMO_TABLE_ID`` names a finished
+  game; test_run_demo.py reads what that printed);
 * ``<!-- readme-test: own servers ... -->`` on the line before a block: without ``.run/env``,
   with only ``.venv/bin`` on PATH (the benchmarks start servers of their own);
 * ``<!-- readme-test: skip ... -->``: not run here (``make run`` and ``make test`` themselves;
@@ -28,13 +29,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.examples.stack import BIN, run_shell, running_stack
+from tests.examples.stack import BIN, run_shell
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(400)]
 
@@ -139,26 +139,20 @@ def test_the_benchmark_examples_work_on_servers_of_their_own(tmp_path: Path) -> 
             run_example(example, tmp_path)
 
 
-@pytest.fixture(scope="module")
-def stack_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A working directory with a ``cardtable run`` (demonstration played) serving from its
-    ``.run/``."""
-    with running_stack(tmp_path_factory.mktemp("readme"), demo=True) as workdir:
-        yield workdir
-
-
-def test_the_commands_cardtable_run_prints_run_as_printed(stack_directory: Path) -> None:
-    printed = (stack_directory / "run-output.txt").read_text().splitlines()
+@pytest.mark.alone  # the first of its group (tests/conftest.py): its setup plays the demonstration,
+# whose duration test_run_demo.py holds to the README's claim
+def test_the_commands_cardtable_run_prints_run_as_printed(demo_stack: Path) -> None:
+    printed = (demo_stack / "run-output.txt").read_text().splitlines()
     commands = [line.strip() for line in printed if line.startswith(("  source ", "  cardtable "))]
     assert commands.count("source .run/env") == 2  # once the services are up, once after the demo
     assert any(command.startswith("cardtable audit ") for command in commands)
-    run_example(Example(0, "\n".join(commands) + "\n", "printed"), stack_directory)
+    run_example(Example(0, "\n".join(commands) + "\n", "printed"), demo_stack)
 
 
-def test_the_readme_examples_work_after_source_run_env(stack_directory: Path) -> None:
+def test_the_readme_examples_work_after_source_run_env(demo_stack: Path) -> None:
     for example in made_small(readme_examples(README.read_text(encoding="utf-8"))):
         if example.mode == STACK:
-            run_example(example, stack_directory)
+            run_example(example, demo_stack)
 
 
 BUF_CURL = "buf curl --protocol grpc --http2-prior-knowledge"
@@ -176,15 +170,15 @@ def test_the_readme_calls_each_service_it_calls_with_cardtable_call_with_buf_cur
 
 
 def test_buf_curl_answers_as_cardtable_call_does_and_fails_on_a_refused_call(
-    stack_directory: Path,
+    demo_stack: Path,
 ) -> None:
     method = "cardtable.rules.v1.RulesService/ListGames"
-    by_buf = run_shell(f'{BUF_CURL} "http://$RULES_ADDRESS/{method}"\n', stack_directory)
-    by_call = run_shell(f'cardtable call "$RULES_ADDRESS" {method}\n', stack_directory)
+    by_buf = run_shell(f'{BUF_CURL} "http://$RULES_ADDRESS/{method}"\n', demo_stack)
+    by_call = run_shell(f'cardtable call "$RULES_ADDRESS" {method}\n', demo_stack)
     refused = run_shell(
         f'{BUF_CURL} -d \'{{"game": "nope"}}\' '
         '"http://$RULES_ADDRESS/cardtable.rules.v1.RulesService/NewGame"\n',
-        stack_directory,
+        demo_stack,
     )
 
     assert by_buf.returncode == 0, by_buf.stderr

@@ -295,6 +295,7 @@ async def test_three_timeouts_hand_the_seat_to_a_computer(cluster: Cluster) -> N
     assert all(event.action_taken.by_timeout for event in events if event.HasField("action_taken"))
 
 
+@pytest.mark.alone  # the other seats must move within their 500 ms timers
 async def test_a_move_of_the_players_own_restarts_the_timeout_count(cluster: Cluster) -> None:
     host, table_id, players = await _whist_for_three(cluster, turn_timer_ms=500)
     rng = random.Random(12)
@@ -350,6 +351,7 @@ async def test_a_players_command_id_cannot_take_the_id_of_the_next_timeout(
     assert timed_out.turn == turn + 1
 
 
+@pytest.mark.alone  # a whole game whose movers must beat their 1 s timers
 async def test_a_third_timeout_on_the_last_move_finishes_the_game_once(cluster: Cluster) -> None:
     """Whist, two people left: the last deal's dealer times out on their last three turns.
 
