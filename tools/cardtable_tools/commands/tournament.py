@@ -64,7 +64,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.chart:
         from cardtable_tools.tournament_chart import draw_ladder
 
-        console.print(f"chart: {draw_ladder(report, Path(args.chart))}")
+        # a path to open stays one line, whatever the console's width
+        console.print(f"chart: {draw_ladder(report, Path(args.chart))}", soft_wrap=True)
     return 0
 
 
