@@ -153,7 +153,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         console.print(Text("set DATABASE_URL (and NATS_URL) to rebuild the projection", "red"))
         return 2
     try:
-        names = LogNames.from_prefix(log_settings().prefix)
+        settings = log_settings()
     except RuntimeError as error:
         console.print(Text(str(error), "red"))
         return 2
@@ -163,7 +163,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         if verifier is None:
             console.print(Text(NO_KEYS, "red"))
             return 2
-        async with log_reader(log_settings()) as reader:
+        async with log_reader(settings) as reader:
             with WorkProgress(f"rebuild into {args.schema}", console, unit="messages") as progress:
                 progress.start()
 
@@ -173,11 +173,11 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
                 result = await rebuild(
                     database_url,
                     reader.connection.jetstream,
-                    names,
+                    LogNames.from_prefix(settings.prefix),
                     schema=args.schema,
                     on_progress=report,
                     # a second process reads the log while this one projects
-                    reader_nats_url=log_settings().url,
+                    reader_nats_url=settings.url,
                     verifier=verifier,
                 )
         console.print(

@@ -345,14 +345,9 @@ class LogReadingSettings:
 
     @classmethod
     def read(cls, env: EnvReader) -> Self:
-        """Read ``NATS_URL``, ``EVENT_PREFIX`` and the NATS credentials."""
-        return cls(
-            url=env.url_list(
-                "NATS_URL", schemes=("nats", "tls", "ws", "wss"), example=EXAMPLE_NATS
-            ),
-            prefix=read_event_prefix(env),
-            credentials=read_credentials(env),
-        )
+        """Read ``NATS_URL`` and the NATS credentials as a service does, and ``EVENT_PREFIX``."""
+        nats = NatsSettings.read(env)
+        return cls(url=nats.url, prefix=read_event_prefix(env), credentials=nats.credentials)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Self:

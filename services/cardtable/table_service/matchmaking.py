@@ -231,8 +231,8 @@ class Lobby:
         """The seat an earlier try of this quick seat took, if one did: a retry gets the first
         answer even once that table has filled or started and is no candidate any more."""
         index = self._app.index
-        if index is None:
-            return None
+        if index is None or not index.seats_held(principal.player_id):
+            return None  # the common case: no seat anywhere, so no earlier try took one
         for summary in index.tables(OPEN, RUNNING):
             if principal.player_id not in summary.people:
                 continue
