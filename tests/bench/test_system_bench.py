@@ -65,8 +65,8 @@ def test_the_bench_command_plays_measures_and_writes_json_and_chart(
         [
             "bench",
             "--tables", "2",
-            "--seconds", "3",
-            "--raw-seconds", "0.5",
+            "--seconds", "1.5",
+            "--raw-seconds", "0.25",
             "--no-paced",
             "--clients", clients,
             "--no-floor",
@@ -109,8 +109,8 @@ def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
             "bench",
             "--table-path",
             "--tables", "2",
-            "--seconds", "3",
-            "--raw-seconds", "0.5",
+            "--seconds", "1.5",
+            "--raw-seconds", "0.25",
             "--no-paced",
             "--out", str(tmp_path),
         ]
@@ -139,8 +139,8 @@ def test_the_table_path_alone_runs_without_scoring_postgres_or_bots(
     shown = capsys.readouterr().err
     assert "services running: rules, table" in shown
     assert "the move floor" in shown
-    # raw limits 4 x 0.5 + 0.5 s, the load 3 s and the floor 3 s: told as they were measured
-    assert "bench: 8.5/8.5 s measured in" in shown
+    # raw limits 4 x 0.25 + 0.25 s, the load 1.5 s and the floor 1.5 s: told as measured
+    assert "bench: 4.2/4.2 s measured in" in shown
 
 
 def _paced(rate: float, made: float, p99: float, lag: float | None = 300.0) -> dict[str, Any]:

@@ -80,13 +80,15 @@ def test_the_estimate_comes_first_and_progress_is_told_without_a_terminal(
 
 def test_the_estimate_is_near_what_the_games_take() -> None:
     """The search's thinking is most of a game's time; the estimate counts the moves where it
-    would think without thinking. A loaded machine slows the games, hence the wide margin."""
+    would think without thinking. The search counts its budget in work, not wall time, so a
+    machine faster or slower than the one its work rate was set on moves the ratio: hence the
+    wide margin, which still fails an estimate that left the thinking out (a tenth or less)."""
     seats = ["search", "random", "random", "random"]
     budget = {"search": {"budget_ms": 20.0}}
     options = {"quick": "true"}
     estimate = estimate_game_seconds("hearts", seats, 5, options=options, strategy_options=budget)
     report = run_tournament("hearts", seats, 8, 5, options=options, strategy_options=budget)
-    assert 0.5 < estimate * report["games"] / report["seconds"] < 1.5
+    assert 0.4 < estimate * report["games"] / report["seconds"] < 2.5
 
 
 def test_a_long_tournament_says_how_to_make_it_shorter() -> None:

@@ -133,10 +133,32 @@ def test_the_readme_marks_few_blocks_and_every_small_size_matches() -> None:
     made_small(examples)
 
 
-def test_the_benchmark_examples_work_on_servers_of_their_own(tmp_path: Path) -> None:
+def own_server_commands() -> list[Example]:
+    """Each command line of the README's own-servers blocks, at its small size, on its own.
+
+    Those lines start servers of their own and use no file another wrote, so they run as
+    separate tests that the two test workers share.
+    """
+    commands = []
     for example in made_small(readme_examples(README.read_text(encoding="utf-8"))):
-        if example.mode == OWN_SERVERS:
-            run_example(example, tmp_path)
+        if example.mode != OWN_SERVERS:
+            continue
+        for offset, line in enumerate(example.code.splitlines(), start=1):
+            if line.strip() and not line.lstrip().startswith("#"):
+                commands.append(Example(example.line + offset, line + "\n", OWN_SERVERS))
+    return commands
+
+
+def _command_name(example: Example) -> str:
+    subcommand, first_option = example.code.split()[1:3]
+    return f"{subcommand}{first_option[1:]}" if subcommand == "bench" else subcommand
+
+
+@pytest.mark.parametrize("example", own_server_commands(), ids=_command_name)
+def test_the_benchmark_examples_work_on_servers_of_their_own(
+    example: Example, tmp_path: Path
+) -> None:
+    run_example(example, tmp_path)
 
 
 @pytest.mark.alone  # the first of its group (tests/conftest.py): its setup plays the demonstration,

@@ -20,7 +20,7 @@ from cardtable_api.table.v1 import table_pb2
 from cardtable_tools.servers.provisioning import NatsNamespace
 from tests.table_service.harness import Cluster, pick_action, running_table_service
 
-FALLBACK_MS = 300
+FALLBACK_MS = 100
 
 
 @pytest.fixture
