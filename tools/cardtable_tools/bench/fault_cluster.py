@@ -91,12 +91,32 @@ async def wait_whole(
             if all([await asyncio.to_thread(healthy, node) for node in nodes]):
                 for stream in streams:
                     await check_ready(jetstream, stream, CLUSTER_REPLICAS)
+                    await check_consumers_ready(jetstream, stream)
                 return True
         # Not ready, or the API itself timed out while a leader is elected: ask again.
         except Exception:
             pass
         await asyncio.sleep(0.25)
     return False
+
+
+async def check_consumers_ready(jetstream: JetStreamContext, stream: str) -> None:
+    """Raise unless every consumer of ``stream`` has a leader and all its replicas current.
+
+    A server back from a crash holds the stream's replica current well before its replicas of
+    the consumers: losing another server then would leave a consumer without a quorum.
+    """
+    for consumer in await jetstream.consumers_info(stream):
+        cluster = consumer.cluster
+        if cluster is None:
+            continue
+        current = [peer for peer in cluster.replicas or [] if peer.current and not peer.offline]
+        followers = (consumer.config.num_replicas or CLUSTER_REPLICAS) - 1
+        if not cluster.leader or len(current) < followers:
+            raise ClusterFaultError(
+                f"consumer {consumer.name}: leader {cluster.leader or 'none'}, "
+                f"{len(current)} replicas current"
+            )
 
 
 async def crash_and_restart(node: KeptServer, down_seconds: float) -> tuple[float, float | None]:

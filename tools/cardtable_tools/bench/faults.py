@@ -247,10 +247,16 @@ async def _play_through_faults(
         for round_number in range(1, report.rounds + 1):
             for fault in faults:
                 died.update(stack.dead_services())
-                if stack.nats_cluster and not await wait_whole(
-                    stack.nats_cluster, observers.watch.jetstream, stack.replicated_streams
-                ):
-                    progress("the cluster is not whole again; inflicting the next fault anyway")
+                if stack.nats_cluster:
+                    began = time.monotonic()
+                    whole = await wait_whole(
+                        stack.nats_cluster, observers.watch.jetstream, stack.replicated_streams
+                    )
+                    progress(
+                        f"the cluster was whole again after {time.monotonic() - began:.1f} s"
+                        if whole
+                        else "the cluster is not whole again; inflicting the next fault anyway"
+                    )
                 recovery = await _inflict(stack, fault, round_number, down_seconds, observers)
                 await asyncio.sleep(pause_seconds)
                 # working again is measured from the fault, so the pause after it has passed
