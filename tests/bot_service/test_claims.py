@@ -118,6 +118,16 @@ def test_settings_fail_fast_naming_every_problem() -> None:
     )
     assert settings.default_strategy == "rules"
     assert settings.names.claims_bucket == "cardtable_BOT_SEATS"
+    leveled = load(
+        {
+            "NATS_URL": "nats://127.0.0.1:4222",
+            "TABLE_ADDRESS": "table:50051",
+            "TOKEN_SIGNING_KEY": "k" * 32,
+            "BOT_STRATEGY": "Normal",
+        },
+        BotServiceSettings.read,
+    )
+    assert leveled.default_strategy == "normal"  # a level names the default as well
 
 
 def test_deciders_of_one_turn_choose_the_same_legal_move() -> None:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from cardtable.bots.search import SearchStrategy
 from cardtable.cli.main import main
 from cardtable_tools.commands.tournament import tournament_estimate
 from cardtable_tools.tournament import (
+    _line_up,
     confidence_interval,
     estimate_game_seconds,
     game_advantages,
@@ -132,3 +134,46 @@ def test_the_ladder_is_a_table_and_on_request_a_chart(
     report = json.loads(capsys.readouterr().out)
     assert report["ladder"] == strength_ladder(report)
     assert ranked == [["1", report["ladder"][0]], ["2", report["ladder"][1]]]
+
+
+def test_levels_take_seats_and_keep_their_own_budget() -> None:
+    """The command's ``--budget-ms`` reaches the plain search only: a level is measured at the
+    budget it plays at."""
+    _, names, strategies = _line_up(
+        "hearts",
+        ["hard", "search", "normal", "easy"],
+        {"quick": True},
+        {"search": {"budget_ms": 3}},
+    )
+    assert names == ["hard", "search", "normal", "easy"]
+    budgets = {
+        name: strategy.budget_ms
+        for name, strategy in strategies.items()
+        if isinstance(strategy, SearchStrategy)
+    }
+    assert budgets == {"hard": 100.0, "search": 3.0, "normal": 20.0}
+
+
+def test_a_small_ladder_of_levels() -> None:
+    """The ladder command's shape, at budgets shrunk so that it takes a moment."""
+    report = run_tournament(
+        "hearts",
+        ["hard", "normal", "easy", "easy"],
+        4,
+        seed=1,
+        options={"quick": True},
+        strategy_options={"hard": {"budget_ms": 2}, "normal": {"budget_ms": 1}},
+    )
+    assert report["games"] == 4 and sorted(report["ladder"]) == ["easy", "hard", "normal"]
+    for name in ("hard", "normal", "easy"):
+        low, high = report[name]["ci95"]
+        assert low <= report[name]["advantage"] <= high
+
+
+def test_levels_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tournament", "--game", "hearts", "--seats", "normal,easy,random,random",
+            "--games", "4", "--budget-ms", "1", "--option", "quick=true", "--workers", "1",
+            "--json"]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["ladder"]) == {"normal", "easy", "random"}

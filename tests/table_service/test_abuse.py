@@ -36,7 +36,11 @@ def _create(settings: events_pb2.TableSettings, **fields: object) -> table_pb2.C
         (_create(events_pb2.TableSettings(turn_timer_ms=1)), "turn_timer_ms is 0 (no timer) or"),
         (_create(events_pb2.TableSettings(turn_timer_ms=3_600_000)), "not 3,600,000"),
         (_create(events_pb2.TableSettings(fill_wait_ms=86_400_000)), "fill_wait_ms is at most"),
-        (_create(events_pb2.TableSettings(bot_strategy="genius")), "bot_strategy is one of"),
+        (
+            _create(events_pb2.TableSettings(bot_strategy="genius")),
+            "bot_strategy is one of easy, normal, hard, random, rules, search, not 'genius'",
+        ),
+        (_create(events_pb2.TableSettings(bot_strategy="HARD")), "not 'HARD'"),
         (_create(events_pb2.TableSettings(bot_strategy="x" * 900_000)), "a command is at most"),
         (_create(events_pb2.TableSettings(bot_strategy="x" * 3_900_000)), "a command is at most"),
         (

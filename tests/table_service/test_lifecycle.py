@@ -112,6 +112,7 @@ async def test_each_setting_left_unset_takes_the_rules_default(cluster: Cluster)
     asked = {
         "nothing": None,
         "a strategy only": events_pb2.TableSettings(bot_strategy="random"),
+        "a level only": events_pb2.TableSettings(bot_strategy="hard"),
         "timer and fill off": events_pb2.TableSettings(turn_timer_ms=0, fill_with_bots=False),
     }
     resolved = {}
@@ -122,6 +123,7 @@ async def test_each_setting_left_unset_takes_the_rules_default(cluster: Cluster)
     assert resolved == {
         "nothing": (30_000, True, 20_000, "rules"),
         "a strategy only": (30_000, True, 20_000, "random"),
+        "a level only": (30_000, True, 20_000, "hard"),
         "timer and fill off": (0, False, 20_000, "rules"),
     }
     # The defaults act: no fill before its 20 s wait, and a 30 s timer once the game runs.

@@ -7,11 +7,13 @@ from that seat's view with a generator seeded so.
 
 from __future__ import annotations
 
+import doctest
 import random
 
 import pytest
 
 from cardtable.bots.registry import strategy_by_name
+from cardtable.bots.search import SearchStrategy
 from cardtable.platform.tokens import PERSON, Principal
 from cardtable.table_service import stand_in
 from cardtable.table_service.commands import Decider, Decision, Environment, Table
@@ -101,9 +103,26 @@ async def test_a_timed_out_move_is_the_searchs_choice_within_the_capped_budget()
     assert strategy.budget_ms == stand_in.TIMEOUT_SEARCH_BUDGET_MS  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name", ["random", "rules"])
+@pytest.mark.parametrize("name", ["random", "rules", "easy"])
 def test_the_stand_in_is_the_strategy_the_table_names(name: str) -> None:
     assert stand_in.stand_in_strategy(name).name == strategy_by_name(name).name
+
+
+@pytest.mark.parametrize("level", ["normal", "hard"])
+def test_a_searching_level_stands_in_within_the_capped_budget(level: str) -> None:
+    strategy = stand_in.stand_in_strategy(level)
+    assert isinstance(strategy, SearchStrategy) and strategy.worlds is None
+    assert strategy.budget_ms == stand_in.TIMEOUT_SEARCH_BUDGET_MS
+
+
+async def test_a_timed_out_move_at_a_hard_table_is_the_capped_searchs_choice() -> None:
+    pairs = await _timed_out_moves("hard", turns=1)
+    assert all(made == expected for made, expected in pairs)
+
+
+def test_the_docstring_examples_hold() -> None:
+    results = doctest.testmod(stand_in)
+    assert results.attempted > 0 and results.failed == 0
 
 
 def test_a_strategy_that_fails_leaves_the_random_move_to_the_caller() -> None:

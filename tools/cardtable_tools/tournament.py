@@ -169,7 +169,10 @@ def _line_up(
     options: Mapping[str, Any] | None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None,
 ) -> tuple[GameSpec, list[str], dict[str, Strategy]]:
-    """The game, the strategy name at each seat and a strategy of each name; checked early."""
+    """The game, the strategy name at each seat and a strategy of each name; checked early.
+
+    ``strategy_options`` is keyed by the name as seated: options for ``search`` leave a level
+    that plays the search (``hard``) at its own budget, so the ladder measures the level."""
     spec = game_spec(game)
     names = [name.strip().lower() for name in seats]
     if len(set(names)) < 2:

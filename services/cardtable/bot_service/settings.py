@@ -2,8 +2,9 @@
 
 Required: ``NATS_URL``, ``TABLE_ADDRESS`` (host:port of the table service's gRPC API) and
 ``TOKEN_SIGNING_KEY`` (the table service's key: the bot service signs its own bot tokens).
-Optional: ``EVENT_PREFIX`` (default ``cardtable``), ``BOT_STRATEGY`` (the strategy for tables
-that name none or one this build does not know: ``random``, ``rules`` (default) or ``search``),
+Optional: ``EVENT_PREFIX`` (default ``cardtable``), ``BOT_STRATEGY`` (the strategy or level for
+tables that name none or one this build does not know: a level ``easy``, ``normal``, ``hard``
+(``bots/levels.py``) or a strategy ``random``, ``rules`` (default) or ``search``),
 ``GRPC_PORT``, ``METRICS_PORT``, ``LOG_LEVEL`` and the tuning knobs below.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Self
 
-from cardtable.bots.registry import STRATEGY_NAMES
+from cardtable.bots.registry import BOT_STRATEGY_NAMES
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.settings import (
     EnvReader,
@@ -96,8 +97,8 @@ class BotServiceSettings:
         if key and len(key) < 32:
             env.problem("TOKEN_SIGNING_KEY must be at least 32 characters")
         strategy = env.string("BOT_STRATEGY", default=DEFAULT_STRATEGY).lower()
-        if strategy not in STRATEGY_NAMES:
-            env.problem(f"BOT_STRATEGY={strategy!r} must be one of {', '.join(STRATEGY_NAMES)}")
+        if strategy not in BOT_STRATEGY_NAMES:
+            env.problem(f"BOT_STRATEGY={strategy!r} must be one of {', '.join(BOT_STRATEGY_NAMES)}")
         return cls(
             server=ServerSettings.read(env),
             nats=NatsSettings.read(env),

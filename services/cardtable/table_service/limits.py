@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from cardtable.bots.names import STRATEGY_NAMES
+from cardtable.bots.names import BOT_STRATEGY_NAMES
 from cardtable.table_service.errors import BadRequestError
 from cardtable.table_service.rated import RATED_MIN_TURN_TIMER_MS
 from cardtable_api.events.v1 import events_pb2
@@ -69,9 +69,10 @@ def check_settings(
         raise BadRequestError(
             f"fill_wait_ms is at most {MAX_FILL_WAIT_MS:,} ms, not {settings.fill_wait_ms:,}"
         )
-    if settings.bot_strategy not in STRATEGY_NAMES:
+    if settings.bot_strategy not in BOT_STRATEGY_NAMES:
         shown = settings.bot_strategy[:40]
-        raise BadRequestError(f"bot_strategy is one of {', '.join(STRATEGY_NAMES)}, not {shown!r}")
+        names = ", ".join(BOT_STRATEGY_NAMES)
+        raise BadRequestError(f"bot_strategy is one of {names}, not {shown!r}")
 
 
 def check_option_values(options: dict[str, str]) -> None:

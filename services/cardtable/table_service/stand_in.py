@@ -7,15 +7,18 @@ table service chooses it itself, from that seat's view alone, exactly as the bot
 the strategy is given the decoded observation and a generator seeded from the environment's
 secure seed, so a test that fixes the seed knows the move.
 
-The ``search`` strategy thinks here for :data:`TIMEOUT_SEARCH_BUDGET_MS` at most, whatever the
-bot service's budget. The table service's CPU is what every table's moves are made with, and
-timeouts come in bursts (a player who drops times out at every turn; a replica adopting a
-failed one's tables finds many deadlines past at once): a full budget per timed-out move would
-delay the moves of every other table on the replica. At the cap the search still plays out a
-few worlds from the rules player's choice, so the stand-in is no weaker than that player.
+The ``search`` strategy, and a level that plays it (``bots/levels.py``), thinks here for
+:data:`TIMEOUT_SEARCH_BUDGET_MS` at most, whatever the bot service's budget or the level's. The
+table service's CPU is what every table's moves are made with, and timeouts come in bursts (a
+player who drops times out at every turn; a replica adopting a failed one's tables finds many
+deadlines past at once): a full budget per timed-out move would delay the moves of every other
+table on the replica. At the cap the search still plays out a few worlds from the rules player's
+choice, so the stand-in is no weaker than that player.
 
->>> stand_in_strategy("search").budget_ms
-20.0
+>>> stand_in_strategy("search").budget_ms, stand_in_strategy("hard").budget_ms
+(20.0, 20.0)
+>>> stand_in_strategy("easy").name
+'rules'
 >>> stand_in_strategy("").name, stand_in_strategy("a newer one").name
 ('rules', 'rules')
 """
@@ -26,7 +29,9 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from cardtable.bots.levels import strategy_and_options
 from cardtable.bots.registry import strategy_by_name
+from cardtable.bots.search import DEFAULT_BUDGET_MS
 from cardtable.bots.strategy import Strategy, is_offered
 from cardtable.platform.logging import get_logger
 
@@ -41,12 +46,16 @@ _log = get_logger(__name__)
 
 def stand_in_strategy(name: str) -> Strategy:
     """The strategy that moves for a timed-out seat at a table whose ``bot_strategy`` is
-    ``name``; the search with its budget capped."""
-    key = name.strip().lower() or FALLBACK_STRATEGY
+    ``name`` (a strategy or a level); the search with its budget capped."""
     try:
+        key, options = strategy_and_options(name.strip() or FALLBACK_STRATEGY)
         if key == "search":
-            return strategy_by_name(key, budget_ms=TIMEOUT_SEARCH_BUDGET_MS)
-        return strategy_by_name(key)
+            budget = min(
+                float(options.get("budget_ms", DEFAULT_BUDGET_MS)), TIMEOUT_SEARCH_BUDGET_MS
+            )
+            # a fixed number of worlds would not stop at the cap
+            options = {**options, "budget_ms": budget, "worlds": None}
+        return strategy_by_name(key, **options)
     except ValueError:
         return strategy_by_name(FALLBACK_STRATEGY)
 

@@ -27,6 +27,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     console = report_console()
     seats = [name.strip() for name in args.seats.split(",") if name.strip()]
     options = parse_options(args.option)
+    # The plain search only: a level (hard, normal) is measured at the budget it plays at.
     strategy_options = {"search": {"budget_ms": args.budget_ms}}
     try:
         per_game = estimate_game_seconds(
@@ -115,11 +116,18 @@ def register(commands: Subcommands) -> None:
         "tournament", help="duplicate tournament between bot strategies, engine only"
     )
     tour.add_argument("--game", required=True, choices=games)
-    tour.add_argument("--seats", required=True, help="a strategy per seat: random, rules or search")
+    tour.add_argument(
+        "--seats",
+        required=True,
+        help="a strategy or level per seat: random, rules, search, easy, normal or hard",
+    )
     tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
     tour.add_argument("--seed", type=int, default=1)
     tour.add_argument(
-        "--budget-ms", type=float, default=200.0, help="search work per move, in ms of a quiet core"
+        "--budget-ms",
+        type=float,
+        default=200.0,
+        help="the search strategy's work per move, in ms of a quiet core (a level keeps its own)",
     )
     tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     tour.add_argument(

@@ -256,7 +256,9 @@ class TableSettings(_message.Message):
     """Fill empty seats with computer players after `fill_wait_ms`."""
     fill_wait_ms: _builtins.int
     bot_strategy: _builtins.str
-    """The bot strategy for computer players at this table ("random", "rules", "search")."""
+    """The computer players' level ("easy", "normal", "hard") or strategy ("random", "rules",
+    "search") at this table.
+    """
     def __init__(
         self,
         *,

@@ -1,0 +1,65 @@
+"""The computer players' levels, ``easy``, ``normal`` and ``hard``: a strategy and its options.
+
+A person choosing opponents asks for a strength, not an algorithm (#28): a table's settings, the
+bot service and the tournament accept a level wherever they accept a strategy's name. This module
+is the one place that says what each level is. It holds data only, so that the table service can
+check a level's name without loading the strategies.
+
+The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "Levels"):
+
+- ``easy`` is the rule-based player: it bids from hand strength, plays sensible cards and passes
+  or discards the dangerous ones, every move legal. It does not look ahead, so it is beatable,
+  but it never throws a game away as a random player would.
+- ``normal`` is the search at 20 ms of work a move, the budget the table service gives a
+  timed-out move (``table_service/stand_in.py``); it weighs every candidate over deals drawn
+  from what the seat has seen, each played out by the rule-based player.
+- ``hard`` is the search at five times that: more deals drawn a move, so its estimate of each
+  candidate is less noisy. It stays below the plain ``search`` default (200 ms) so that a table
+  of hard players costs the bot service a bounded share of a core.
+
+The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
+
+>>> strategy_and_options("hard")
+('search', {'budget_ms': 100.0})
+>>> strategy_and_options("HARD", budget_ms=5)
+('search', {'budget_ms': 5})
+>>> strategy_and_options("rules")
+('rules', {})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Level:
+    """A level: the strategy it plays and the options that strategy is made with."""
+
+    strategy: str
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+#: Every level, weakest first.
+LEVELS: Mapping[str, Level] = MappingProxyType(
+    {
+        "easy": Level("rules"),
+        "normal": Level("search", MappingProxyType({"budget_ms": 20.0})),
+        "hard": Level("search", MappingProxyType({"budget_ms": 100.0})),
+    }
+)
+
+LEVEL_NAMES = tuple(LEVELS)
+
+
+def strategy_and_options(name: str, **options: Any) -> tuple[str, dict[str, Any]]:
+    """The strategy ``name`` stands for and the options to make it with: a level's own with
+    ``options`` on top (a test may shrink a level's budget), or a strategy's name as it is."""
+    key = name.strip().lower()
+    level = LEVELS.get(key)
+    if level is None:
+        return key, dict(options)
+    return level.strategy, {**level.options, **options}
