@@ -1,6 +1,6 @@
 """The computer players' levels, ``easy``, ``normal`` and ``hard``: a strategy and its options.
 
-A person choosing opponents asks for a strength, not an algorithm (#28): a table's settings, the
+A person choosing opponents asks for a strength, not an algorithm: a table's settings, the
 bot service and the tournament accept a level wherever they accept a strategy's name. This module
 is the one place that says what each level is. It holds data only, so that the table service can
 check a level's name without loading the strategies.
