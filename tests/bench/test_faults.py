@@ -37,7 +37,7 @@ CLEAN_LOG = [stored(1, 1, "create"), stored(2, 2, "join"), stored(3, 3, "move-a"
 @pytest.mark.alone  # each service must be working again within 10 s of its restart
 @pytest.mark.timeout(240)
 async def test_one_of_each_fault_loses_nothing_and_every_service_comes_back() -> None:
-    report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print)
+    report = await run_faults(tables=6, rounds=1, pause_seconds=1.0, progress=print)
     # Every message names the kept logs: a failed run keeps them, a clean one removes them.
     logs = f"logs: {report.logs}"
 
@@ -62,7 +62,7 @@ async def test_one_of_each_fault_loses_nothing_and_every_service_comes_back() ->
 @pytest.mark.services
 @pytest.mark.timeout(240)
 async def test_a_nats_cluster_loses_its_leaders_and_a_node_and_nothing_is_lost() -> None:
-    report = await run_faults(tables=6, rounds=1, pause_seconds=2.0, progress=print, nats_cluster=3)
+    report = await run_faults(tables=6, rounds=1, pause_seconds=1.0, progress=print, nats_cluster=3)
     logs = f"logs: {report.logs}"
 
     assert report.error == "", logs

@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,7 @@ import pytest
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool, create_pool
 from cardtable_tools.servers.dev_servers import DevServers, dev_servers, reachable_copy
-from cardtable_tools.servers.server_process import RunAs
+from cardtable_tools.servers.server_process import LISTEN_PORTS_FROM, RunAs, free_port
 
 pytestmark = pytest.mark.services
 
@@ -262,3 +263,12 @@ def test_an_install_the_server_account_cannot_reach_is_used_from_a_shared_copy()
     finally:
         shutil.rmtree(copy.parent.parent)
         shutil.rmtree(base)
+
+
+def test_a_free_port_is_below_the_range_outgoing_connections_draw_from() -> None:
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = {free_port() for _ in range(20)}
+    assert all(LISTEN_PORTS_FROM <= port < low for port in ports), ports
+    for port in ports:  # each one free to bind
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+            server.bind(("127.0.0.1", port))

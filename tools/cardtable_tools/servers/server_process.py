@@ -16,6 +16,7 @@ import asyncio
 import ctypes
 import os
 import pwd
+import random
 import signal
 import socket
 import stat
@@ -38,12 +39,40 @@ class DevServerError(RuntimeError):
     """A dev server could not be found, prepared or started; the message carries its log."""
 
 
+#: Where listening ports are drawn from: below the kernel's ephemeral range (read from
+#: ``ip_local_port_range``), so no outgoing connection can take one before its server binds it.
+LISTEN_PORTS_FROM = 10_000
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on right now (the kernel's pick; a race is possible but rare)."""
+    """A port nothing listens on right now, for a server to bind a moment later.
+
+    The kernel's own pick (port 0) comes from the ephemeral range, which every outgoing
+    connection on the machine also draws from; one of them could hold it by the time the
+    server binds. A random free port below that range cannot be taken that way.
+    """
+    ephemeral_low = _ephemeral_low()
+    if ephemeral_low > LISTEN_PORTS_FROM + 1_000:
+        for _ in range(50):
+            port = random.randrange(LISTEN_PORTS_FROM, ephemeral_low)
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                try:
+                    probe.bind((host, port))
+                except OSError:
+                    continue
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
+        kernels_pick: int = probe.getsockname()[1]
+        return kernels_pick
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 @dataclass(frozen=True)
