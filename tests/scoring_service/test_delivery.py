@@ -280,6 +280,31 @@ async def test_a_durable_consumer_deleted_under_the_service_is_made_again(
     assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
 
 
+async def test_a_consumer_that_stops_delivering_is_made_afresh_from_the_position(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    """As a clustered consumer did after its stream's leader was lost: it exists, it answers,
+    it fits every setting, and it delivers nothing while the stream grows."""
+    version = nats_connection.client.connected_server_version
+    if (version.major, version.minor) < (2, 11):
+        pytest.skip(f"pausing a consumer needs NATS 2.11, this is {version}")
+    js, names = nats_connection.jetstream, consumer_settings.log
+    first, second = two_tables()
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        done = await publish(js, names, first.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1])
+        await js.pause_consumer(
+            names.stream, consumer_settings.consumer_name, "2100-01-01T00:00:00Z"
+        )
+        done = await publish(js, names, second.batches)
+        await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
+        info = await js.consumer_info(names.stream, consumer_settings.consumer_name)
+    assert not info.paused  # the consumer projecting now is a new one
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
+
+
 async def test_a_consumer_left_with_the_old_explicit_ack_policy_is_replaced(
     nats_connection: NatsConnection,
     projection_pool: asyncpg.Pool,

@@ -29,7 +29,7 @@ from typing import TypeVar
 import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
-from nats.js.errors import NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 
 from cardtable.platform.log_signing import signed_from_sequence
 from cardtable.platform.logging import BoundLogger, get_logger
@@ -45,9 +45,12 @@ Result = TypeVar("Result")
 FETCH_TIMEOUT_SECONDS = 1.0
 #: Collecting what came while lingering: the pull returns at once when messages wait.
 LINGER_FETCH_SECONDS = 0.01
-#: After this long without a message, make sure the durable consumer still exists.
-QUIET_CHECK_SECONDS = 5.0
+#: After this long without a message, make sure the durable consumer still exists and still
+#: sees the stream; two such checks in a row behind the stream mean it is stuck.
+QUIET_CHECK_SECONDS = 2.0
 FIRST_RETRY_SECONDS = 0.1
+#: How long a JetStream API call may take before its group is taken for leaderless.
+API_TIMEOUT_SECONDS = 2.0
 MAX_RETRY_SECONDS = 5.0
 #: NATS trouble worth waiting out: a reconnect in progress, a slow or absent server.
 NATS_ERRORS: tuple[type[BaseException], ...] = (
@@ -61,8 +64,20 @@ class DeliveryLostError(Exception):
     """Messages between the projection's position and the next delivery never arrived."""
 
 
+class ConsumerStuckError(Exception):
+    """The stream holds messages past the position that the durable consumer does not deliver.
+
+    Seen on a cluster that lost its stream leader: the consumer's group kept a leader (or had
+    none) that no longer saw the stream grow, until the lost server came back.
+    """
+
+
 #: What binding to the consumer again (recreated from the position if need be) cures.
-REBIND_ERRORS: tuple[type[BaseException], ...] = (*NATS_ERRORS, DeliveryLostError)
+REBIND_ERRORS: tuple[type[BaseException], ...] = (
+    *NATS_ERRORS,
+    DeliveryLostError,
+    ConsumerStuckError,
+)
 
 
 def stored_message(message: Msg) -> StoredMessage:
@@ -103,6 +118,10 @@ class ProjectionConsumer:
         self._contiguous = False
         #: The last gap that made the consumer bind again: (position, first delivered after).
         self._gap_seen: tuple[int, int] | None = None
+        #: The position at which a quiet check last found the stream ahead of the projection.
+        self._behind_at: int | None = None
+        #: Set when the consumer is stuck: the next bind makes it afresh whatever it reports.
+        self._make_consumer_afresh = False
 
     def stop(self) -> None:
         """Finish the round in hand (commit and acknowledge) and return from ``run``."""
@@ -119,11 +138,9 @@ class ProjectionConsumer:
                     if messages:
                         await self._project_and_acknowledge(messages)
                         quiet_since = time.monotonic()
+                        self._behind_at = None
                     elif time.monotonic() - quiet_since > QUIET_CHECK_SECONDS:
-                        # Some servers (2.9) answer fetches on a deleted consumer with silence.
-                        await self._js.consumer_info(
-                            self._settings.log.stream, self._settings.consumer_name
-                        )
+                        await self._check_the_consumer_keeps_up()
                         quiet_since = time.monotonic()
                 return
             except REBIND_ERRORS as error:  # consumer gone, stream away, a delivery lost
@@ -133,6 +150,32 @@ class ProjectionConsumer:
                     await subscription.unsubscribe()
             await self._pause(FIRST_RETRY_SECONDS * 10)
             subscription = await self._retry(self._start, "binding the consumer again")
+
+    async def _check_the_consumer_keeps_up(self) -> None:
+        """Raise if the durable consumer is gone, or twice in a row left the stream unread.
+
+        Some servers (2.9) answer fetches on a deleted consumer with silence; a clustered one
+        whose stream leader was lost has been seen to keep a consumer that delivers nothing.
+        """
+        stream = self._settings.log.stream
+        await self._js.consumer_info(
+            stream, self._settings.consumer_name, timeout=API_TIMEOUT_SECONDS
+        )
+        if not self._contiguous or self._position is None:
+            return
+        last_sequence = (await self._js.stream_info(stream)).state.last_seq
+        if last_sequence <= self._position:
+            self._behind_at = None
+            return
+        if self._behind_at != self._position:
+            self._behind_at = self._position  # it may be on its way: look again next time
+            return
+        self._behind_at = None
+        self._make_consumer_afresh = True
+        raise ConsumerStuckError(
+            f"the stream holds {last_sequence - self._position} message(s) past position "
+            f"{self._position} that the consumer has not delivered"
+        )
 
     async def _start(self) -> JetStreamContext.PullSubscription:
         info = await self._js.stream_info(self._settings.log.stream)
@@ -153,13 +196,26 @@ class ProjectionConsumer:
                 "the projection is ahead of the stream: was the stream recreated? rebuild it",
                 extra={"position": position, "last_seq": info.state.last_seq},
             )
+        existing: api.ConsumerInfo | None = None
         try:
-            existing: api.ConsumerInfo | None = await self._js.consumer_info(stream, name)
+            existing = await self._js.consumer_info(stream, name, timeout=API_TIMEOUT_SECONDS)
+            gone = False
         except NotFoundError:
-            existing = None
-        if existing is None or not self._consumer_fits(existing, position):
-            if existing is not None:
-                await self._js.delete_consumer(stream, name)
+            gone = True
+        except (TimeoutError, nats.errors.TimeoutError, ServiceUnavailableError):
+            # No leader answers for the consumer (its group lost its quorum with a server):
+            # one made afresh gets a group of its own among the servers that are up.
+            self._log.warning("the durable consumer does not answer: making it afresh")
+            self._make_consumer_afresh, gone = True, False
+        if (
+            existing is None
+            or self._make_consumer_afresh
+            or not self._consumer_fits(existing, position)
+        ):
+            if not gone:
+                with contextlib.suppress(NotFoundError):
+                    await self._js.delete_consumer(stream, name)
+            self._make_consumer_afresh = False
             await self._js.add_consumer(stream, self._consumer_config(position))
             self._log.info("durable consumer created", extra={"from_sequence": position + 1})
         return await self._js.pull_subscribe_bind(durable=name, stream=stream)
