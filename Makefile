@@ -36,10 +36,11 @@ proto-baseline: install
 run: install
 	$(BIN)/cardtable run
 
-## The whole test suite against real servers (the command CI runs), on two workers, each with
-## servers of its own; timing-sensitive tests (marked alone) run with the other worker waiting.
+## The whole test suite against real servers (the command CI runs), on three workers, each with
+## servers of its own: most tests wait on servers, so a third worker fills two cores' idle time.
+## Timing-sensitive tests (marked alone) run with the other workers waiting.
 test: install proto-check browser
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 3 --dist loadgroup
 
 ## The engine and the units, in-process: no server, no service process, no browser (two workers).
 test-fast: install

@@ -32,7 +32,7 @@ per worker; namespaces and databases are random, so nothing is shared between wo
 Two markers say how a test may share the machine:
 
 * ``alone``: timing-sensitive (a deadline it must beat, a recovery it times): while it runs, the
-  other worker starts no test and waits for the one it has running to end (see
+  other workers start no test and wait for the ones they have running to end (see
   ``_taking_turns``). Without xdist every test runs alone anyway.
 * ``SHARED_STACKS`` below: tests that share a module- or session-scoped stack run on one worker,
   so that it is started once (xdist's own ``xdist_group`` marker does nothing under pytest 9,
@@ -131,8 +131,8 @@ def _taking_turns(directory: Path, *, alone: bool) -> Iterator[None]:
     """Hold the run lock shared (any test) or exclusive (an ``alone`` test) across workers.
 
     The turnstile makes it fair: an ``alone`` test holds it while it waits for and holds the run
-    lock, so no new test starts on the other worker meanwhile, and the test running there ends
-    and lets it in. Any other test passes the turnstile only to take the run lock shared."""
+    lock, so no new test starts on another worker meanwhile, and the tests running there end
+    and let it in. Any other test passes the turnstile only to take the run lock shared."""
     with (directory / "turnstile").open("a") as turnstile, (directory / "run").open("a") as run:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
@@ -195,7 +195,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that uses a real server, so it can be selected or deselected; and put
     the modules with such tests first (each module's tests kept together and in order), so that
     under xdist the long ones are handed out early and the many short in-process tests even
-    out the two workers at the end."""
+    out the workers at the end."""
     with_servers: set[str] = set()
     for item in items:
         if SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
