@@ -253,6 +253,20 @@ class FirstResponseOnly:
         return bool(self._call.cancel())
 
 
+async def test_moves_are_counted_under_the_level_the_table_asked_for(
+    nats_url: str, cluster: Cluster
+) -> None:
+    async with running_bot_service(nats_url, cluster, "levels") as bots:
+        host = cluster.player("host")
+        settings = fill_settings(wait_ms=200)
+        settings.bot_strategy = "easy"
+        table_id = await host.create("hearts", 4, QUICK, settings)
+        await host.join(table_id, 0)
+        await play_seat(host, table_id, 0, random.Random(2))
+        assert bots.metric("bot_moves_total", {"strategy": "easy"}) == 3 * 14
+        assert bots.metric("bot_moves_total", {"strategy": "rules"}) == 0
+
+
 async def test_a_bot_that_hears_nothing_still_moves_before_the_turn_timer(
     nats_url: str, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,7 +60,7 @@ class BotMetrics:
         )
         self.moves = Counter(
             "bot_moves_total",
-            "Moves the table service accepted, by strategy.",
+            "Moves the table service accepted, by the strategy or level the table asked for.",
             ["strategy"],
             registry=registry,
         )

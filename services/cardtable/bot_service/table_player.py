@@ -130,6 +130,9 @@ class TablePlayer:
         self._created = asyncio.Event()
         self._settings = events_pb2.TableSettings()
         self._strategy: Strategy = RandomStrategy()
+        #: What the moves metric counts under: the name the table asked for (a level or a
+        #: strategy), so that an operator sees how many moves each level made.
+        self._strategy_label = self._strategy.name
         self._watched_version = 0
         self._graced: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
@@ -276,7 +279,9 @@ class TablePlayer:
                 "unknown strategy, using the default",
                 extra={"strategy": name, "default": self._default_strategy},
             )
-            self._strategy = self._strategies(self._default_strategy)
+            name = self._default_strategy
+            self._strategy = self._strategies(name)
+        self._strategy_label = name
         self._created.set()
 
     @property
@@ -365,7 +370,7 @@ class TablePlayer:
                     return
                 await backoff.wait()
                 continue
-            self._metrics.moves.labels(self._strategy.name).inc()
+            self._metrics.moves.labels(self._strategy_label).inc()
             self._metrics.move_seconds.observe(time.monotonic() - started)
             return
         self._log.warning("gave up on a turn for now", extra={"seat": seat})
