@@ -194,12 +194,22 @@ async def check_ready(jetstream: JetStreamContext, stream: str, replicas: int) -
     cluster = (await jetstream.stream_info(stream)).cluster
     if cluster is None:  # a single server, not a cluster: nothing to elect
         return
-    followers = [peer for peer in cluster.replicas or [] if peer.current and not peer.offline]
-    if not cluster.leader or len(followers) < replicas - 1:
+    if not group_ready(cluster, replicas):
         raise StreamNotReadyError(
             f"{stream}: leader {cluster.leader or 'none'}, "
-            f"{len(followers)} of {replicas - 1} followers current"
+            f"{current_followers(cluster)} of {replicas - 1} followers current"
         )
+
+
+def current_followers(cluster: api.ClusterInfo) -> int:
+    """How many of a raft group's followers are online and caught up with its leader."""
+    return sum(1 for peer in cluster.replicas or [] if peer.current and not peer.offline)
+
+
+def group_ready(cluster: api.ClusterInfo, replicas: int) -> bool:
+    """Whether a stream's or consumer's group has a leader and all ``replicas - 1`` followers
+    current, so that it keeps a quorum if one more server is lost."""
+    return bool(cluster.leader) and current_followers(cluster) >= replicas - 1
 
 
 async def provision(

@@ -49,8 +49,6 @@ LINGER_FETCH_SECONDS = 0.01
 #: sees the stream; two such checks in a row behind the stream mean it is stuck.
 QUIET_CHECK_SECONDS = 2.0
 FIRST_RETRY_SECONDS = 0.1
-#: How long a JetStream API call may take before its group is taken for leaderless.
-API_TIMEOUT_SECONDS = 2.0
 MAX_RETRY_SECONDS = 5.0
 #: NATS trouble worth waiting out: a reconnect in progress, a slow or absent server.
 NATS_ERRORS: tuple[type[BaseException], ...] = (
@@ -158,9 +156,7 @@ class ProjectionConsumer:
         whose stream leader was lost has been seen to keep a consumer that delivers nothing.
         """
         stream = self._settings.log.stream
-        await self._js.consumer_info(
-            stream, self._settings.consumer_name, timeout=API_TIMEOUT_SECONDS
-        )
+        await self._js.consumer_info(stream, self._settings.consumer_name)
         if not self._contiguous or self._position is None:
             return
         last_sequence = (await self._js.stream_info(stream)).state.last_seq
@@ -198,21 +194,20 @@ class ProjectionConsumer:
             )
         existing: api.ConsumerInfo | None = None
         try:
-            existing = await self._js.consumer_info(stream, name, timeout=API_TIMEOUT_SECONDS)
-            gone = False
+            existing = await self._js.consumer_info(stream, name)
         except NotFoundError:
-            gone = True
+            pass
         except (TimeoutError, nats.errors.TimeoutError, ServiceUnavailableError):
             # No leader answers for the consumer (its group lost its quorum with a server):
             # one made afresh gets a group of its own among the servers that are up.
             self._log.warning("the durable consumer does not answer: making it afresh")
-            self._make_consumer_afresh, gone = True, False
+            self._make_consumer_afresh = True
         if (
             existing is None
             or self._make_consumer_afresh
             or not self._consumer_fits(existing, position)
         ):
-            if not gone:
+            if existing is not None or self._make_consumer_afresh:
                 with contextlib.suppress(NotFoundError):
                     await self._js.delete_consumer(stream, name)
             self._make_consumer_afresh = False

@@ -19,7 +19,7 @@ import time
 
 from nats.js import JetStreamContext
 
-from cardtable.platform.log_streams import check_ready
+from cardtable.platform.log_streams import check_ready, current_followers, group_ready
 from cardtable_tools.bench.fault_servers import KeptServer, KeptServerError
 from cardtable_tools.servers.dev_servers import monitor_json
 
@@ -108,14 +108,11 @@ async def check_consumers_ready(jetstream: JetStreamContext, stream: str) -> Non
     """
     for consumer in await jetstream.consumers_info(stream):
         cluster = consumer.cluster
-        if cluster is None:
-            continue
-        current = [peer for peer in cluster.replicas or [] if peer.current and not peer.offline]
-        followers = (consumer.config.num_replicas or CLUSTER_REPLICAS) - 1
-        if not cluster.leader or len(current) < followers:
+        replicas = consumer.config.num_replicas or CLUSTER_REPLICAS
+        if cluster is not None and not group_ready(cluster, replicas):
             raise ClusterFaultError(
                 f"consumer {consumer.name}: leader {cluster.leader or 'none'}, "
-                f"{len(current)} replicas current"
+                f"{current_followers(cluster)} of {replicas - 1} followers current"
             )
 
 

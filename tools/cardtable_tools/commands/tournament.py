@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from cardtable.bots.names import BOT_STRATEGY_NAMES
 from cardtable.cli.console import parse_options, report_console
 from cardtable.cli.progress import WorkProgress, duration_text, rate_text
 from cardtable.cli.subcommands import Subcommands
@@ -119,7 +120,7 @@ def register(commands: Subcommands) -> None:
     tour.add_argument(
         "--seats",
         required=True,
-        help="a strategy or level per seat: random, rules, search, easy, normal or hard",
+        help=f"a strategy or level per seat: {', '.join(BOT_STRATEGY_NAMES)}",
     )
     tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
     tour.add_argument("--seed", type=int, default=1)
