@@ -200,7 +200,7 @@ def test_only_the_provisioner_creates_or_changes_streams(users: dict[str, User])
     assert not may(provisioner.publish, f"$JS.API.CONSUMER.CREATE.{EVENTS}")
 
 
-def test_only_the_table_service_appends_and_scoring_reads_through_its_consumer(
+def test_only_the_table_service_appends_and_scoring_reads_through_its_consumer_or_by_sequence(
     users: dict[str, User],
 ) -> None:
     for name, user in users.items():
@@ -208,7 +208,10 @@ def test_only_the_table_service_appends_and_scoring_reads_through_its_consumer(
     scoring = users["cardtable-scoring"]
     assert may(scoring.publish, f"$JS.API.CONSUMER.MSG.NEXT.{EVENTS}.scoring")
     assert not may(scoring.publish, f"$JS.API.CONSUMER.MSG.NEXT.{EVENTS}.another")
-    assert not may(scoring.publish, f"$JS.API.DIRECT.GET.{EVENTS}")
+    # by sequence, while its consumer delivers nothing; not a table's last batch by subject
+    assert may(scoring.publish, f"$JS.API.DIRECT.GET.{EVENTS}")
+    assert not may(scoring.publish, f"$JS.API.DIRECT.GET.{EVENTS}.cardtable.table.t1")
+    assert not may(scoring.publish, f"$JS.API.STREAM.MSG.GET.{EVENTS}")
     assert not may(scoring.subscribe, "cardtable.stored.cardtable.table.t1")
 
 

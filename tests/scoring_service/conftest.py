@@ -18,6 +18,7 @@ from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
+from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import PROJECTION_TABLES
@@ -85,6 +86,7 @@ async def running_consumer(
         ProjectionWriter(pool, settings.log, CommittedState.for_live_consumer(), settings.verifier),
         settings,
         ProjectionMetrics(registry or CollectorRegistry()),
+        reader=SequenceReader(nats.client, settings.log.stream),
     )
     running = RunningConsumer(consumer, asyncio.create_task(consumer.run()))
     try:

@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from nats.js import JetStreamContext, api
+from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import SIGNATURE_HEADER, BatchSigner, batch_sha256
+from cardtable.platform.log_streams import events_stream_config
 from cardtable_api.events.v1 import events_pb2
 from cardtable_tools.simulation.event_log import (
     BOT,
@@ -55,17 +56,8 @@ __all__ = [
 
 
 async def create_event_stream(jetstream: JetStreamContext, names: LogNames) -> None:
-    """The events stream as docs/events.md describes it."""
-    await jetstream.add_stream(
-        api.StreamConfig(
-            name=names.stream,
-            subjects=[names.tables_subject],
-            storage=api.StorageType.FILE,
-            deny_delete=True,
-            deny_purge=True,
-            duplicate_window=120,
-        )
-    )
+    """The events stream as every deployment has it."""
+    await jetstream.add_stream(events_stream_config(names))
 
 
 async def publish(

@@ -8,19 +8,25 @@ a batch stored twice in the log is skipped by its table version.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
+import nats.errors
 import pytest
 from nats.aio.msg import Msg
-from nats.js import api
+from nats.js import JetStreamContext, api
+from nats.js.errors import NotFoundError
 from prometheus_client import CollectorRegistry
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import BatchSigner, BatchVerifier, parse_public_keys
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.consumer import ProjectionConsumer, stored_message
+from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
 from cardtable.scoring_service.settings import ConsumerSettings
@@ -280,28 +286,50 @@ async def test_a_durable_consumer_deleted_under_the_service_is_made_again(
     assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
 
 
+async def consumer_comes_to(
+    js: JetStreamContext, stream: str, name: str, wanted: Callable[[api.ConsumerInfo], bool]
+) -> bool:
+    """Whether the consumer ``name`` exists and is ``wanted`` within 10 s."""
+    for _ in range(100):
+        with contextlib.suppress(NotFoundError):
+            if wanted(await js.consumer_info(stream, name)):
+                return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 async def test_a_consumer_that_stops_delivering_is_made_afresh_from_the_position(
     nats_connection: NatsConnection,
     projection_pool: asyncpg.Pool,
     consumer_settings: ConsumerSettings,
 ) -> None:
     """As a clustered consumer did after its stream's leader was lost: it exists, it answers,
-    it fits every setting, and it delivers nothing while the stream grows."""
+    it fits every setting, and it delivers nothing while the stream grows. The projection reads
+    around it by sequence; when it leaves the stream unread a second time, it is replaced."""
     version = nats_connection.client.connected_server_version
     if (version.major, version.minor) < (2, 11):
         pytest.skip(f"pausing a consumer needs NATS 2.11, this is {version}")
     js, names = nats_connection.jetstream, consumer_settings.log
     first, second = two_tables()
-    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+    registry = CollectorRegistry()
+    half = len(second.batches) // 2
+    async with running_consumer(nats_connection, projection_pool, consumer_settings, registry):
         done = await publish(js, names, first.batches)
         await wait_for_position(projection_pool, names.stream, done[-1])
         await js.pause_consumer(
             names.stream, consumer_settings.consumer_name, "2100-01-01T00:00:00Z"
         )
-        done = await publish(js, names, second.batches)
+        done = await publish(js, names, second.batches[:half])
         await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
-        info = await js.consumer_info(names.stream, consumer_settings.consumer_name)
-    assert not info.paused  # the consumer projecting now is a new one
+        assert sample(registry, "scoring_direct_reads_total") == half
+        paused = await js.consumer_info(names.stream, consumer_settings.consumer_name)
+        done = await publish(js, names, second.batches[half:])
+        await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
+        replaced = await consumer_comes_to(
+            js, names.stream, consumer_settings.consumer_name, lambda info: not info.paused
+        )
+    assert paused.paused  # read around, not yet replaced
+    assert replaced  # the consumer projecting now is a new one
     assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 7
 
 
@@ -393,3 +421,87 @@ async def test_a_delivery_lost_on_its_way_comes_again_and_is_not_skipped(
     async with projection_pool.acquire() as connection:
         comparison = await compare_projections(connection, SCHEMA, "scoring_rebuild")
     assert [c.table for c in comparison if not c.identical] == []
+
+
+class LeaderlessConsumer:
+    """A JetStream context whose consumer calls go unanswered while ``leaderless`` is set: a
+    cluster's consumer group (and meta group) without a leader. Everything else is real."""
+
+    UNANSWERED = ("consumer_info", "add_consumer", "delete_consumer", "pull_subscribe_bind")
+
+    def __init__(self, jetstream: JetStreamContext) -> None:
+        self._jetstream = jetstream
+        self.leaderless = False
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._jetstream, name)
+        if name not in self.UNANSWERED:
+            return attribute
+
+        async def unanswered_while_leaderless(*args: Any, **kwargs: Any) -> Any:
+            if self.leaderless:
+                await asyncio.sleep(0.2)
+                raise nats.errors.TimeoutError
+            return await attribute(*args, **kwargs)
+
+        return unanswered_while_leaderless
+
+
+async def test_while_the_consumer_can_be_neither_used_nor_made_the_log_is_read_by_sequence(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+) -> None:
+    """The stream goes on under a new leader while the consumer's group has none: the
+    projection keeps up by direct gets, signatures and all, and binds again afterwards."""
+    js, names = nats_connection.jetstream, consumer_settings.log
+    signer = BatchSigner.generate()
+    verifier = BatchVerifier(parse_public_keys(signer.public_text()))
+    leaderless = LeaderlessConsumer(js)
+    registry = CollectorRegistry()
+    first, second = two_tables()
+    third = TableLog("hearts", people("fay", "gus", "hal", "ivy"), seed=63).play()
+    consumer_side = replace(nats_connection, jetstream=cast(JetStreamContext, leaderless))
+    async with running_consumer(
+        consumer_side, projection_pool, consumer_settings, registry, verifier=verifier
+    ):
+        done = await publish(js, names, first.batches, signer=signer)
+        await wait_for_position(projection_pool, names.stream, done[-1])
+        assert sample(registry, "scoring_direct_reads_total") == 0
+
+        leaderless.leaderless = True
+        await js.delete_consumer(names.stream, consumer_settings.consumer_name)
+        done = await publish(js, names, second.batches, signer=signer)
+        await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
+        assert sample(registry, "scoring_direct_reads_total") >= len(second.batches)
+
+        leaderless.leaderless = False
+        done = await publish(js, names, third.batches, signer=signer)
+        await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
+        made_again = await consumer_comes_to(
+            js,
+            names.stream,
+            consumer_settings.consumer_name,
+            lambda info: (info.config.opt_start_seq or 0) > done[0],  # from the position
+        )
+    assert made_again
+    assert await projection_pool.fetchval("SELECT count(*) FROM dead_letters") == 0
+    assert await projection_pool.fetchval("SELECT count(*) FROM rating_changes") == 11
+
+
+async def test_a_message_read_by_sequence_is_the_one_the_consumer_delivers(
+    nats_connection: NatsConnection, log_names: LogNames
+) -> None:
+    js = nats_connection.jetstream
+    signer = BatchSigner.generate()
+    sequences = await publish(js, log_names, two_tables()[0].batches, signer=signer)
+    subscription = await js.pull_subscribe(log_names.tables_subject, stream=log_names.stream)
+    delivered = [
+        stored_message(message) for message in await subscription.fetch(len(sequences), timeout=5)
+    ]
+    await subscription.unsubscribe()
+
+    reader = SequenceReader(nats_connection.client, log_names.stream)
+    assert await reader.read_after(0, limit=len(sequences) + 10) == delivered
+    assert [m.sequence for m in await reader.read_after(3, limit=2)] == [4, 5]
+    assert await reader.read_after(sequences[-1], limit=5) == []

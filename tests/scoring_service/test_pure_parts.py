@@ -17,7 +17,13 @@ from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.settings import SettingsError
 from cardtable.scoring_service import database, page_tokens, projection
 from cardtable.scoring_service.consumer import DeliveryLostError, ProjectionConsumer
-from cardtable.scoring_service.messages import PoisonMessageError, StoredMessage, decode
+from cardtable.scoring_service.messages import (
+    PoisonMessageError,
+    StoredMessage,
+    decode,
+    nanoseconds_from_rfc3339,
+    stored_at_from_nanoseconds,
+)
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.page_tokens import BadPageTokenError, decode_page_token
 from cardtable.scoring_service.ratings import FinishedGame, RatedSeat, seat_changes
@@ -247,6 +253,7 @@ async def test_a_follow_up_fetch_that_times_out_keeps_the_message_in_hand() -> N
         None,  # type: ignore[arg-type]
         consumer_settings,
         ProjectionMetrics(CollectorRegistry()),
+        reader=None,  # type: ignore[arg-type]
     )
     subscription = _FollowUpTimesOut()
     fetched = await consumer._fetch(subscription)  # type: ignore[arg-type]
@@ -265,7 +272,7 @@ def delivered(*sequences: int) -> list[StoredMessage]:
 def test_a_lost_delivery_binds_again_but_a_gap_the_stream_has_is_let_through() -> None:
     names = LogNames.from_prefix("t")
     settings = ConsumerSettings(names, "scoring", "scoring", batch_size=10, ack_wait_seconds=5)
-    consumer = ProjectionConsumer(None, None, settings, None)  # type: ignore[arg-type]
+    consumer = ProjectionConsumer(None, None, settings, None, reader=None)  # type: ignore[arg-type]
     consumer._contiguous, consumer._position = True, 3
 
     consumer._check_delivery(delivered(2, 3, 4, 5))  # redelivered, then the next ones: fine
@@ -273,3 +280,13 @@ def test_a_lost_delivery_binds_again_but_a_gap_the_stream_has_is_let_through() -
         consumer._check_delivery(delivered(5, 6))  # 4 never came
     # Bound again from position 3, the consumer delivers 5 first once more: the stream has no 4.
     consumer._check_delivery(delivered(5, 6))
+
+
+def test_a_jetstream_time_is_read_to_the_nanosecond_and_rounded_as_a_delivery_is() -> None:
+    assert nanoseconds_from_rfc3339("1970-01-01T00:00:01.000000002Z") == 1_000_000_002
+    assert nanoseconds_from_rfc3339("2026-12-02T20:37:35Z") == 1_796_243_855_000_000_000
+    assert nanoseconds_from_rfc3339("2026-12-02T20:37:35.4Z") == 1_796_243_855_400_000_000
+    nanoseconds = nanoseconds_from_rfc3339("2026-12-02T20:37:35.405861934Z")
+    assert stored_at_from_nanoseconds(nanoseconds) == datetime(
+        2026, 12, 2, 20, 37, 35, 405862, tzinfo=UTC
+    )

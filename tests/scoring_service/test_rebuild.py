@@ -14,6 +14,7 @@ from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
+from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.log_reading import read_log_elsewhere
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.metrics import ProjectionMetrics
@@ -279,7 +280,11 @@ async def test_a_stream_made_again_under_the_same_name_needs_a_rebuild(
     await publish(js, names, TableLog("hearts", people("d", "e", "f", "g"), seed=72).play().batches)
     writer = ProjectionWriter(projection_pool, names, CommittedState.for_live_consumer())
     consumer = ProjectionConsumer(
-        js, writer, consumer_settings, ProjectionMetrics(CollectorRegistry())
+        js,
+        writer,
+        consumer_settings,
+        ProjectionMetrics(CollectorRegistry()),
+        reader=SequenceReader(nats_connection.client, names.stream),
     )
     with pytest.raises(StreamReplacedError, match="rebuild the projection"):
         await asyncio.wait_for(consumer.run(), 10)

@@ -14,6 +14,10 @@ nothing beyond the committed position; otherwise (a crash before commit, a proje
 place, a restored database) it is recreated to deliver from the position on. Redeliveries at or
 below the position are skipped by the writer. One consumer process per projection schema: the
 fold depends on log order.
+
+Whenever the consumer leaves the stream unread (it is being bound again, or a quiet spell finds
+the stream ahead of the position), the projection reads the log directly by sequence
+(:mod:`direct_reading`), which any replica answers; the consumer goes on from there.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from cardtable.platform.log_signing import signed_from_sequence
 from cardtable.platform.logging import BoundLogger, get_logger
 from cardtable.platform.tracing import context_from_headers, current, current_trace_id
 from cardtable.scoring_service.database import is_transient
+from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.settings import ConsumerSettings
@@ -42,12 +47,16 @@ from cardtable.scoring_service.writer import ProjectionWriter
 
 Result = TypeVar("Result")
 
-FETCH_TIMEOUT_SECONDS = 1.0
+#: Also how soon a consumer that stopped delivering is read around (``QUIET_CHECK_SECONDS``).
+FETCH_TIMEOUT_SECONDS = 0.5
 #: Collecting what came while lingering: the pull returns at once when messages wait.
 LINGER_FETCH_SECONDS = 0.01
-#: After this long without a message, make sure the durable consumer still exists and still
-#: sees the stream; two such checks in a row behind the stream mean it is stuck.
-QUIET_CHECK_SECONDS = 2.0
+#: After this long without a message, read directly what the stream holds past the position
+#: and make sure the durable consumer still exists; finding something twice in a row (with no
+#: delivery between) means the consumer is stuck. An empty fetch is quiet enough.
+QUIET_CHECK_SECONDS = FETCH_TIMEOUT_SECONDS
+#: While binding again, how often to look for messages to read directly.
+BINDING_READ_SECONDS = 0.25
 FIRST_RETRY_SECONDS = 0.1
 MAX_RETRY_SECONDS = 5.0
 #: NATS trouble worth waiting out: a reconnect in progress, a slow or absent server.
@@ -100,8 +109,11 @@ class ProjectionConsumer:
         settings: ConsumerSettings,
         metrics: ProjectionMetrics,
         logger: BoundLogger | None = None,
+        *,
+        reader: SequenceReader,
     ) -> None:
         self._js = jetstream
+        self._reader = reader
         self._writer = writer
         self._settings = settings
         self._metrics = metrics
@@ -116,8 +128,9 @@ class ProjectionConsumer:
         self._contiguous = False
         #: The last gap that made the consumer bind again: (position, first delivered after).
         self._gap_seen: tuple[int, int] | None = None
-        #: The position at which a quiet check last found the stream ahead of the projection.
-        self._behind_at: int | None = None
+        #: A quiet check found the stream ahead of the projection and read it directly, and
+        #: the consumer has delivered nothing since.
+        self._left_unread = False
         #: Set when the consumer is stuck: the next bind makes it afresh whatever it reports.
         self._make_consumer_afresh = False
 
@@ -130,14 +143,18 @@ class ProjectionConsumer:
         subscription = await self._retry(self._start, "starting the projection")
         while subscription is not None:
             try:
+                # Quiet means nothing new projected: redeliveries of what is already in do not
+                # show that the consumer still delivers what the stream gains.
                 quiet_since = time.monotonic()
                 while not self._stop.is_set():
+                    position = self._position
                     messages = await self._fetch(subscription)
                     if messages:
                         await self._project_and_acknowledge(messages)
+                    if self._position != position:
                         quiet_since = time.monotonic()
-                        self._behind_at = None
-                    elif time.monotonic() - quiet_since > QUIET_CHECK_SECONDS:
+                        self._left_unread = False
+                    elif time.monotonic() - quiet_since >= QUIET_CHECK_SECONDS:
                         await self._check_the_consumer_keeps_up()
                         quiet_since = time.monotonic()
                 return
@@ -146,32 +163,71 @@ class ProjectionConsumer:
             finally:
                 with contextlib.suppress(*NATS_ERRORS):
                     await subscription.unsubscribe()
+            subscription = await self._bind_again()
+
+    async def _bind_again(self) -> JetStreamContext.PullSubscription | None:
+        """Bind to the consumer again, reading the log directly until it is bound.
+
+        Binding can take as long as the cluster needs to give the consumer's group (or the meta
+        group, to make a new one) a leader: the projection keeps up by sequence meanwhile.
+        """
+
+        async def bind() -> JetStreamContext.PullSubscription | None:
             await self._pause(FIRST_RETRY_SECONDS * 10)
-            subscription = await self._retry(self._start, "binding the consumer again")
+            return await self._retry(self._start, "binding the consumer again")
+
+        binding = asyncio.ensure_future(bind())
+        try:
+            while not binding.done():
+                if not await self._read_directly():
+                    await asyncio.wait({binding}, timeout=BINDING_READ_SECONDS)
+            return binding.result()
+        finally:
+            if not binding.done():
+                binding.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await binding
 
     async def _check_the_consumer_keeps_up(self) -> None:
-        """Raise if the durable consumer is gone, or twice in a row left the stream unread.
+        """Read directly what the consumer left unread; raise if it is gone or did so twice.
 
         Some servers (2.9) answer fetches on a deleted consumer with silence; a clustered one
         whose stream leader was lost has been seen to keep a consumer that delivers nothing.
+        Only a delivery clears the first time: a stream that stopped growing proves nothing.
         """
-        stream = self._settings.log.stream
-        await self._js.consumer_info(stream, self._settings.consumer_name)
-        if not self._contiguous or self._position is None:
-            return
-        last_sequence = (await self._js.stream_info(stream)).state.last_seq
-        if last_sequence <= self._position:
-            self._behind_at = None
-            return
-        if self._behind_at != self._position:
-            self._behind_at = self._position  # it may be on its way: look again next time
-            return
-        self._behind_at = None
-        self._make_consumer_afresh = True
-        raise ConsumerStuckError(
-            f"the stream holds {last_sequence - self._position} message(s) past position "
-            f"{self._position} that the consumer has not delivered"
-        )
+        position = self._position
+        if await self._read_directly():
+            if self._left_unread:
+                self._left_unread = False
+                self._make_consumer_afresh = True
+                raise ConsumerStuckError(
+                    f"the consumer left the stream unread twice in a row, the second time "
+                    f"past position {position}"
+                )
+            self._left_unread = True  # they may have been on their way: look again later
+        await self._js.consumer_info(self._settings.log.stream, self._settings.consumer_name)
+
+    async def _read_directly(self) -> int:
+        """Project what the stream holds past the position, read by sequence; how many.
+
+        Never raises for NATS or PostgreSQL being away: the caller goes on binding or fetching.
+        """
+        position = self._position
+        if not self._contiguous or position is None or self._stop.is_set():
+            return 0
+        try:
+            stored = await self._reader.read_after(position, self._settings.batch_size)
+            if stored and await self._project(stored):
+                self._metrics.direct_reads.inc(len(stored))
+                self._log.info(
+                    "read the log directly", extra={"messages": len(stored), "to": self._position}
+                )
+                return len(stored)
+        except Exception as error:
+            if not (is_transient(error) or isinstance(error, NATS_ERRORS)):
+                raise
+            self._log.warning("reading the log directly failed", extra={"error": repr(error)})
+        return 0
 
     async def _start(self) -> JetStreamContext.PullSubscription:
         info = await self._js.stream_info(self._settings.log.stream)
@@ -249,7 +305,7 @@ class ProjectionConsumer:
         )
 
     async def _fetch(self, subscription: JetStreamContext.PullSubscription) -> list[Msg]:
-        """The next messages, or none after a quiet second or when asked to stop.
+        """The next messages, or none after a quiet ``FETCH_TIMEOUT_SECONDS`` or when asked to stop.
 
         A stop does not wait for the fetch to time out: what it may still bring is not
         acknowledged, so JetStream offers it again to the next consumer.
@@ -274,8 +330,8 @@ class ProjectionConsumer:
         """The first message as soon as it is appended, then those already waiting behind it.
 
         One fetch of a whole batch would hold the first message until the batch filled up or
-        the fetch timed out: fine for catching up, a second of lag for a quiet table. A lone
-        message waits ``linger_seconds`` for company, then whatever came is taken at once.
+        the fetch timed out: fine for catching up, the whole timeout of lag for a quiet table. A
+        lone message waits ``linger_seconds`` for company, then whatever came is taken at once.
         """
         messages = await subscription.fetch(1, timeout=FETCH_TIMEOUT_SECONDS)
         room = self._settings.batch_size - 1
@@ -325,11 +381,20 @@ class ProjectionConsumer:
         self._check_delivery(stored)
         keep_alive = asyncio.create_task(self._keep_in_progress(messages))
         try:
-            outcome = await self._retry(lambda: self._writer.project(stored), "projecting")
+            projected = await self._project(stored, retrying=True)
         finally:
             keep_alive.cancel()
-        if outcome is None:
-            return  # stopped while PostgreSQL was away: JetStream will offer them again
+        if projected:  # else stopped while PostgreSQL was away: JetStream offers them again
+            await self._acknowledge(messages)
+
+    async def _project(self, stored: Sequence[StoredMessage], *, retrying: bool = False) -> bool:
+        """Commit ``stored`` and report it; whether it was committed (a stop ends the retries)."""
+        if retrying:
+            outcome = await self._retry(lambda: self._writer.project(stored), "projecting")
+            if outcome is None:
+                return False
+        else:
+            outcome = await self._writer.project(stored)
         self._position = max(self._position or 0, outcome.position)
         committed_at = datetime.now(UTC)
         self._metrics.observe(
@@ -358,7 +423,7 @@ class ProjectionConsumer:
                 "message set aside in the dead-letter table",
                 extra={"stream_sequence": sequence, "reason": reason},
             )
-        await self._acknowledge(messages)
+        return True
 
     async def _acknowledge(self, messages: Sequence[Msg]) -> None:
         """Ack the committed batch with its last message (ack policy ``all``); a lost ack only

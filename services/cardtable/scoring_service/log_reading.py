@@ -17,7 +17,7 @@ import pickle
 import struct
 import sys
 from collections.abc import AsyncGenerator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import BinaryIO
 
 from nats.aio.msg import Msg
@@ -30,7 +30,11 @@ from cardtable.platform.nats import connect_nats
 from cardtable.platform.nats_access import OPERATOR
 from cardtable.platform.settings import credentials_from
 from cardtable.scoring_service.headers import quick_header_parsing
-from cardtable.scoring_service.messages import SCHEMA_HEADER, StoredMessage
+from cardtable.scoring_service.messages import (
+    SCHEMA_HEADER,
+    StoredMessage,
+    stored_at_from_nanoseconds,
+)
 
 READ_AHEAD_CHUNKS = 4
 #: A read that brings nothing for this long has stalled (NATS away, the stream gone).
@@ -46,7 +50,6 @@ FRAME_HEADER = struct.Struct(">Q")
 #: ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<time>.<pending>`` (9), and the
 #: same after a domain and an account hash, with a random token last (12 or more).
 _ACK_FIELDS = {9: (5, 7, 8), 12: (7, 9, 10)}
-_UTC = UTC
 
 
 def _stored_and_pending(message: Msg) -> tuple[StoredMessage, int]:
@@ -64,7 +67,7 @@ def _stored_and_pending(message: Msg) -> tuple[StoredMessage, int]:
         pending = metadata.num_pending
     else:
         sequence = int(tokens[fields[0]])
-        stored_at = datetime.fromtimestamp(int(tokens[fields[1]]) / 1_000_000_000.0, _UTC)
+        stored_at = stored_at_from_nanoseconds(int(tokens[fields[1]]))
         pending = int(tokens[fields[2]])
     stored = StoredMessage(
         sequence=sequence,

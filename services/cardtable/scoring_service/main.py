@@ -29,6 +29,7 @@ from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
+from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.servicer import ScoringServicer
@@ -86,6 +87,7 @@ async def run(
                 settings.consumer,
                 ProjectionMetrics(registry),
                 logger,
+                reader=SequenceReader(nats.client, log.stream),
             )
             stopping = stop_requested or asyncio.Event()
             consuming = asyncio.create_task(consumer.run())

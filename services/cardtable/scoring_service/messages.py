@@ -45,6 +45,20 @@ class StoredMessage(NamedTuple):
     stored_at: datetime
 
 
+def stored_at_from_nanoseconds(nanoseconds: int) -> datetime:
+    """When the stream stored a message, from nanoseconds since the epoch: the one rounding to
+    microseconds of every way of reading the log (nats-py's own for a delivery), so a live
+    projection and one rebuilt agree to the microsecond."""
+    return datetime.fromtimestamp(nanoseconds / 1_000_000_000.0, UTC)
+
+
+def nanoseconds_from_rfc3339(text: str) -> int:
+    """``2026-12-02T20:37:35.405861234Z`` (JetStream's form) as nanoseconds since the epoch."""
+    whole, _, fraction = text.rstrip("Z").partition(".")
+    seconds = int(datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp())
+    return seconds * 1_000_000_000 + int(fraction.ljust(9, "0")[:9] or 0)
+
+
 class DecodedBatch:
     """A stored message that passed every check (a plain class: one is made per message)."""
 

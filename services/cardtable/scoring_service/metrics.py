@@ -46,6 +46,11 @@ class ProjectionMetrics:
             "Transient failures (PostgreSQL away) after which a batch was tried again.",
             registry=registry,
         )
+        self.direct_reads = Counter(
+            "scoring_direct_reads_total",
+            "Messages read by sequence because the durable consumer did not deliver them.",
+            registry=registry,
+        )
         self.position = Gauge(
             "scoring_projection_position",
             "Stream sequence of the last batch committed.",

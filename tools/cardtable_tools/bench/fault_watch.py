@@ -10,6 +10,7 @@ and skips anything it has already seen.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import time
 from collections.abc import Callable
@@ -167,11 +168,19 @@ class LogWatch:
 
 
 class ProjectionPosition:
-    """The live projection's position, read from PostgreSQL, which may be away for a while."""
+    """The live projection's position, read from PostgreSQL, which may be away for a while.
+
+    Sampled in the background (``start``) and kept with the time of each reading: the log
+    watch can learn late that a message was stored (its own consumer waits out a cluster's lost
+    server), and the time the projection passed that message must not wait with it.
+    """
 
     def __init__(self, pool: asyncpg.Pool, stream: str) -> None:
         self._pool = pool
         self._stream = stream
+        #: (wall-clock time, position) of each reading that answered, positions non-decreasing.
+        self._samples: list[tuple[float, int]] = []
+        self._task: asyncio.Task[None] | None = None
 
     async def read(self) -> int | None:
         """The position, or ``None`` while PostgreSQL does not answer."""
@@ -180,12 +189,42 @@ class ProjectionPosition:
         except (*AWAY, asyncpg.PostgresError, asyncpg.InterfaceError):
             return None
 
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._sample(), name="fault-projection-position")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _sample(self) -> None:
+        while True:
+            position = await self.read()
+            if position is not None:
+                self.note(time.time(), position)
+            await asyncio.sleep(POLL_SECONDS * 2)
+
+    def note(self, at: float, position: int) -> None:
+        """A reading of ``position`` at wall-clock time ``at`` (readings come in time order)."""
+        if not self._samples or position > self._samples[-1][1]:
+            self._samples.append((at, position))
+
+    def reached_at(self, sequence: int) -> float | None:
+        """When a reading first found the position at ``sequence`` or beyond, if one has."""
+        index = bisect.bisect_left(self._samples, sequence, key=lambda sample: sample[1])
+        return self._samples[index][0] if index < len(self._samples) else None
+
     async def wait_for(self, sequence: int, limit_seconds: float) -> float | None:
         """Wall-clock time at which the position was seen at ``sequence`` or beyond."""
         deadline = time.monotonic() + limit_seconds
         while time.monotonic() < deadline:
-            position = await self.read()
-            if position is not None and position >= sequence:
-                return time.time()
+            reached = self.reached_at(sequence)
+            if reached is not None:
+                return reached
+            if self._task is None:  # not sampling: read now
+                position = await self.read()
+                if position is not None and position >= sequence:
+                    return time.time()
             await asyncio.sleep(POLL_SECONDS * 2)
         return None

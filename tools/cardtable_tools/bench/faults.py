@@ -201,7 +201,10 @@ async def _run(
         exits.push_async_callback(watch.stop)
         channel = grpc.aio.insecure_channel(stack.table_address, options=CHANNEL_OPTIONS)
         exits.push_async_callback(channel.close, None)
-        observers = Observers(Ledger(), watch, ProjectionPosition(pool, stack.log_names.stream))
+        position = ProjectionPosition(pool, stack.log_names.stream)
+        await position.start()
+        exits.push_async_callback(position.stop)
+        observers = Observers(Ledger(), watch, position)
         await _play_through_faults(
             stack,
             table_pb2_grpc.TableServiceStub(channel),

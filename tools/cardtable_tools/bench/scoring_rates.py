@@ -44,6 +44,7 @@ from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
+from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
@@ -205,6 +206,7 @@ async def live_rate(
             ProjectionWriter(db_pool, names, CommittedState.for_live_consumer()),
             settings,
             ProjectionMetrics(CollectorRegistry()),
+            reader=SequenceReader(connection.client, names.stream),
         )
         started = time.perf_counter()
         task = asyncio.create_task(consumer.run())
