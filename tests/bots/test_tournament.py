@@ -49,6 +49,9 @@ def test_table_output_and_refusals(capsys: pytest.CaptureFixture[str]) -> None:
                  "--games", "4"]) == 0  # fmt: skip
     assert "rules" in capsys.readouterr().out
     assert main(["tournament", "--game", "358", "--seats", "rules,rules,rules"]) == 2
+    # Belote partners share a score: a team of two levels would blur both.
+    assert main(["tournament", "--game", "belote", "--seats", "hard,normal,easy,easy"]) == 2
+    assert "e.g. hard,normal,hard,normal" in " ".join(capsys.readouterr().err.split())
     assert main(["tournament", "--game", "358", "--seats", "rules,random"]) == 2
 
 

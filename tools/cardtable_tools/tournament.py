@@ -178,9 +178,24 @@ def _line_up(
     if len(set(names)) < 2:
         raise ValueError("a tournament needs at least two different strategies")
     spec.new_game(len(names), options, 0)  # checks the player count and the options early
+    _check_teams_hold_one_strategy(spec, names)
     per_name = strategy_options or {}
     strategies = {name: strategy_by_name(name, **per_name.get(name, {})) for name in set(names)}
     return spec, names, strategies
+
+
+def _check_teams_hold_one_strategy(spec: GameSpec, names: Sequence[str]) -> None:
+    """Partners share a score: a team of two strategies would credit each with the other's
+    play (a ladder of ``hard,normal,easy,easy`` in Belote puts easy at exactly 0)."""
+    if all(len({names[seat] for seat in team}) == 1 for team in spec.teams):
+        return
+    first, second = list(dict.fromkeys(names))[:2]
+    example = ",".join(first if seat in spec.teams[0] else second for seat in range(len(names)))
+    teams = ", ".join("+".join(str(seat) for seat in team) for team in spec.teams)
+    raise ValueError(
+        f"{spec.name} is played in teams (seats {teams}): partners share a score, so give "
+        f"each team one strategy, e.g. {example}"
+    )
 
 
 def thinking_seconds(strategy: Strategy) -> float:
