@@ -11,10 +11,14 @@ import uuid
 import grpc
 import pytest
 
+from cardtable.platform.log_names import LogNames
+from cardtable.platform.nats import connect_nats
 from cardtable.platform.tokens import BOT
+from cardtable.table_service.commands import Decision, Table
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
-from tests.table_service.harness import Cluster, Player, pick_action
+from cardtable_tools.servers.provisioning import NatsNamespace
+from tests.table_service.harness import Cluster, Player, pick_action, running_table_service
 
 HANDED = events_pb2.SeatHandedToBot
 
@@ -469,3 +473,52 @@ async def test_whist_ends_at_once_when_everyone_else_has_left(cluster: Cluster) 
         finished.REASON_EVERYONE_ELSE_LEFT,
         "everyone_else_left",
     )
+
+
+async def test_a_replica_that_dies_between_an_append_and_its_sequel_leaves_nothing_undone(
+    nats_url: str, nats_namespace: NatsNamespace, rules_address: str
+) -> None:
+    """The fill's batch is in the log, but its replica died before the lobby entry and the
+    seat requests that follow an append: the next replica to read the table does both, at
+    once, instead of leaving the game to its timers (the table's lobby entry said open)."""
+    settings = events_pb2.TableSettings(fill_with_bots=True, fill_wait_ms=100)
+    async with running_table_service(nats_url, nats_namespace.prefix, rules_address) as first:
+        app = first.parts.app
+        sequel = app._after_append
+        filled = asyncio.Event()
+
+        async def dies_before_the_fills_sequel(table: Table, decision: Decision) -> None:
+            if decision.bot_requests:  # the fill's batch: the replica "dies" here
+                filled.set()
+                return
+            await sequel(table, decision)
+
+        app._after_append = dies_before_the_fills_sequel  # type: ignore[method-assign]
+        host = first.player("host")
+        table_id = await host.create("hearts", 4, {"quick": "true"}, settings)
+        await host.join(table_id, 0)
+        await asyncio.wait_for(filled.wait(), 10)
+        lobby = app.index
+        assert lobby is not None
+        entry = lobby.get(table_id)
+        assert entry is not None and entry.status == "open"  # the lobby missed the fill
+
+    names = LogNames.from_prefix(nats_namespace.prefix)
+    connection = await connect_nats(nats_url, name="bot-requests-listener")
+    try:
+        requests = await connection.client.subscribe(names.bot_requests)
+        async with running_table_service(nats_url, nats_namespace.prefix, rules_address) as second:
+            host = second.player("host")
+            assert (await host.view(table_id, 0)).status == "running"
+            asked = []
+            for _ in range(3):
+                message = await requests.next_msg(timeout=5)
+                asked.append(events_pb2.Event.FromString(message.data).bot_seat_requested)
+                assert message.headers and message.headers["Table-Id"] == table_id
+            assert sorted(request.seat for request in asked) == [1, 2, 3]
+            lobby = second.parts.app.index
+            assert lobby is not None
+            summary = lobby.get(table_id)
+            assert summary is not None and summary.status == "running" and summary.bot_seats == 3
+    finally:
+        await connection.close()

@@ -26,6 +26,7 @@ from cardtable.eventlog.store import (
     EventStore,
     StoredBatch,
 )
+from cardtable.platform.event_upcasting import with_text
 from cardtable.platform.log_signing import LogIntegrityError
 from cardtable.platform.logging import get_logger
 from cardtable.platform.tokens import Principal
@@ -76,6 +77,9 @@ CACHE_SIZE = 10_000
 #: were most of what a full collection walked (docs/proving-it.md#settings-the-figures-chose).
 #: 200 is the last 11 s of games at 1,000 moves/s, minutes at lower rates.
 FINISHED_CACHE_SIZE = 200
+#: How long after an append the replica that made it has to write the lobby entry and send
+#: the seat requests (milliseconds, normally) before a replica reading the table afresh does.
+DERIVED_WORK_GRACE_SECONDS = 0.5
 
 _log = get_logger(__name__)
 
@@ -169,6 +173,8 @@ class TableApplication:
         #: Told of each bot-held seat this service moved for because no computer player did in
         #: time: the bot service is short of capacity (metrics).
         self.fallback_listeners: list[Callable[[str, int], None]] = []
+        #: Second looks at tables read afresh while their last append was recent.
+        self._looking_again: set[asyncio.Task[None]] = set()
 
     # -- loading ------------------------------------------------------------------------------
     def _lock(self, table_id: str) -> asyncio.Lock:
@@ -185,6 +191,7 @@ class TableApplication:
             await self._catch_up(table)
             if not table.state.exists:
                 raise TableNotFoundError(f"no table {table_id}")
+            await self._finish_derived_work(table)
         elif refresh:
             await self._catch_up(table)
         self._remember(table)
@@ -269,6 +276,59 @@ class TableApplication:
             return
         for step in new_inputs:
             await self._advance(table, step)
+
+    async def _finish_derived_work(self, table: Table) -> None:
+        """Redo what follows an append, for a table read afresh whose lobby entry lags its log.
+
+        The lobby entry and the computer players' seat requests follow each append
+        (``_after_append``); a replica that dies in between leaves the table as it was in the
+        lobby (still open after its fill, say) and its computer players unasked, until a timer
+        of its own moves the game on. A table first read from its log shows the gap: its
+        summary is not the lobby's. Then the entry is written, and every computer-held seat of
+        a running game is requested again (a prompt: the bot service passes over the seats it
+        already plays).
+        """
+        if self.index is None:
+            return
+        state = table.state
+        summary = summary_of(state)
+        known = self.index.get(state.table_id)
+        if known == summary or (known is None and state.status == FINISHED):
+            return  # up to date, or a finished table the lobby let go of
+        age = self.env.now() - state.last_batch_at
+        if age < DERIVED_WORK_GRACE_SECONDS:  # its writer may be at it still: look again later
+            asyncio.get_running_loop().call_later(
+                DERIVED_WORK_GRACE_SECONDS - age, self._look_again, state.table_id, state.version
+            )
+            return
+        await self.index.put(summary)
+        if state.status != RUNNING or self._bot_requests is None:
+            return
+        for number, seat in enumerate(state.seats):
+            if not seat.is_bot:
+                continue
+            request = with_text(
+                events_pb2.BotSeatRequested(
+                    seat=number,
+                    request_reason=events_pb2.BotSeatRequested.REASON_FILL,
+                    turn=state.turn,
+                    created_by=state.created_by,
+                )
+            )
+            try:
+                await self._bot_requests(state.table_id, request)
+            except Exception as error:
+                _log.warning("bot request not published", extra={"error": repr(error)})
+
+    def _look_again(self, table_id: str, version: int) -> None:
+        """``_finish_derived_work`` once the grace is over, if the table has not moved on (an
+        append since did that work itself)."""
+        table = self._cache.get(table_id)
+        if table is None or table.state.version != version:
+            return
+        task = asyncio.create_task(self._finish_derived_work(table))
+        self._looking_again.add(task)
+        task.add_done_callback(self._looking_again.discard)
 
     def _broken(self, table: Table, error: LogIntegrityError) -> None:
         """A batch failed verification: the table stays read-only (module doc of log_security)."""

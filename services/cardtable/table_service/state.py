@@ -129,6 +129,9 @@ class TableState:
     last_batch_sha256: bytes = b""
     #: Whether a signed batch has been folded: an unsigned one can no longer follow.
     signed: bool = False
+    #: When the last batch was written (seconds since the epoch): how long the replica that
+    #: wrote it has had for the work that follows an append (the lobby entry, seat requests).
+    last_batch_at: float = 0.0
 
     @property
     def exists(self) -> bool:
@@ -292,6 +295,7 @@ def apply_batch(
         handler(state, getattr(event, which), at)
     state.version = batch.table_version
     state.sequence = sequence
+    state.last_batch_at = at
     if batch.command_id:
         state.command_ids[batch.command_id] = batch.command_fingerprint
     return state
