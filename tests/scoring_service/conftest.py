@@ -18,10 +18,10 @@ from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
-from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
 from cardtable.scoring_service.rebuild import PROJECTION_TABLES
+from cardtable.scoring_service.sequence_reading import SequenceReader
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
 from cardtable_tools.servers.provisioning import NatsNamespace

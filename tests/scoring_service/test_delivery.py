@@ -26,9 +26,9 @@ from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import BatchSigner, BatchVerifier, parse_public_keys
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.consumer import ProjectionConsumer, stored_message
-from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.rebuild import compare_projections, rebuild
+from cardtable.scoring_service.sequence_reading import SequenceReader
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, read_position
 from cardtable_api.events.v1 import events_pb2

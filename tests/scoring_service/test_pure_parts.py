@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.settings import SettingsError
-from cardtable.scoring_service import database, page_tokens, projection
+from cardtable.scoring_service import database, page_tokens, projection, sequence_reading
 from cardtable.scoring_service.consumer import DeliveryLostError, ProjectionConsumer
 from cardtable.scoring_service.messages import (
     PoisonMessageError,
@@ -35,7 +35,9 @@ NAMES = LogNames.from_prefix("cardtable")
 AT = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("module", [database, page_tokens, projection], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [database, page_tokens, projection, sequence_reading], ids=lambda m: m.__name__
+)
 def test_docstring_examples_pass(module: ModuleType) -> None:
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0

@@ -14,11 +14,11 @@ from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
-from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.log_reading import read_log_elsewhere
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
+from cardtable.scoring_service.sequence_reading import SequenceReader
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter, StreamReplacedError, read_position
 from cardtable_api.events.v1 import events_pb2

@@ -8,8 +8,8 @@ only those users. Each component gets:
   republished stored batches, publish seat requests to the bot service, and use the lobby
   bucket. It cannot create or change streams.
 * **scoring**: read the events stream through its own durable consumer (create, bind, fetch,
-  acknowledge), and by sequence (a direct get) while that consumer delivers nothing; nothing
-  else: it cannot publish to a table subject.
+  acknowledge), and by sequence (the leader's message get) while that consumer delivers
+  nothing; nothing else: it cannot publish to a table subject.
 * **bots**: receive seat requests and use its claims bucket. It cannot read the events stream
   (no consumer, no get, no republished copy): computer players see only what the table service's
   gRPC API shows their seat.
@@ -104,7 +104,7 @@ def permissions(
             publish=(
                 f"{JS_API}.STREAM.INFO.{stream}",
                 # Reading by sequence while the consumer delivers nothing (no leader).
-                f"{JS_API}.DIRECT.GET.{stream}",
+                f"{JS_API}.STREAM.MSG.GET.{stream}",
                 f"{JS_API}.CONSUMER.INFO.{consumer}",
                 f"{JS_API}.CONSUMER.DELETE.{consumer}",
                 f"{JS_API}.CONSUMER.CREATE.{consumer}",

@@ -17,7 +17,7 @@ fold depends on log order.
 
 Whenever the consumer leaves the stream unread (it is being bound again, or a quiet spell finds
 the stream ahead of the position), the projection reads the log directly by sequence
-(:mod:`direct_reading`), which any replica answers; the consumer goes on from there.
+from the stream's leader (:mod:`sequence_reading`); the consumer goes on from there.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from cardtable.platform.log_signing import signed_from_sequence
 from cardtable.platform.logging import BoundLogger, get_logger
 from cardtable.platform.tracing import context_from_headers, current, current_trace_id
 from cardtable.scoring_service.database import is_transient
-from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.messages import StoredMessage
 from cardtable.scoring_service.metrics import ProjectionMetrics
+from cardtable.scoring_service.sequence_reading import SequenceReader
 from cardtable.scoring_service.settings import ConsumerSettings
 from cardtable.scoring_service.writer import ProjectionWriter
 

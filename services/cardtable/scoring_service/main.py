@@ -29,9 +29,9 @@ from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.database import create_schema_pool
-from cardtable.scoring_service.direct_reading import SequenceReader
 from cardtable.scoring_service.metrics import ProjectionMetrics
 from cardtable.scoring_service.migrations import apply_migrations
+from cardtable.scoring_service.sequence_reading import SequenceReader
 from cardtable.scoring_service.servicer import ScoringServicer
 from cardtable.scoring_service.settings import ScoringSettings
 from cardtable.scoring_service.writer import ProjectionWriter
