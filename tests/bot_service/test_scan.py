@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import grpc
 from prometheus_client import CollectorRegistry
 
 from cardtable.bot_service.claims import SeatClaims
 from cardtable.bot_service.metrics import BotMetrics
-from cardtable.bot_service.supervisor import BotSupervisor
+from cardtable.bot_service.supervisor import UNREAD_RESCAN_SECONDS, BotSupervisor
 from cardtable.bot_service.table_client import TableClient
 from cardtable.bots.strategy import Strategy
 from cardtable_api.events.v1 import events_pb2
@@ -62,3 +63,24 @@ async def test_the_scan_skips_tables_where_only_people_sit() -> None:
     lobby = _Lobby([people_only, with_a_bot, unknown])
     assert await _supervisor(lobby).scan() == 0
     assert sorted(lobby.read) == ["bots", "older-entry"]
+
+
+class _AwayLobby(_Lobby):
+    """Lists a table with computer seats whose log's server is away: reading it fails."""
+
+    async def get_table(self, table_id: str, seat: int | None = None) -> Any:
+        self.read.append(table_id)
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), "away"
+        )
+
+
+async def test_a_table_the_scan_could_not_read_is_looked_at_again_soon() -> None:
+    """Its seats would otherwise wait the whole rescan interval (5 s) after the server is back."""
+    bots = table_pb2.TableSummary(table_id="bots", seats=4, bot_seats=4)
+    away = _supervisor(_AwayLobby([bots]))
+    assert await away.scan() == 0
+    assert away.next_scan_in() == UNREAD_RESCAN_SECONDS < 5.0
+    fine = _supervisor(_Lobby([bots]))
+    await fine.scan()
+    assert fine.next_scan_in() == 5.0

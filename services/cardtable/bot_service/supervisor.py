@@ -50,6 +50,9 @@ from cardtable_api.table.v1 import table_pb2
 _log = get_logger(__name__)
 #: Tables read at once during a scan: enough to be quick, few enough not to flood the service.
 SCAN_CONCURRENCY = 8
+#: After a scan that could not read some table (its log's server away a moment), the next one
+#: comes this soon instead of after the usual rescan interval.
+UNREAD_RESCAN_SECONDS = 1.0
 #: Renewals sent at once.
 RENEW_CONCURRENCY = 32
 RUNNING = "running"
@@ -93,6 +96,8 @@ class BotSupervisor:
         self._previous_listing_at: float | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._scanned = asyncio.Event()
+        #: Tables the last scan could not read: their seats may wait for the next one.
+        self._tables_unread = 0
         metrics.max_seats.set(max_seats)
 
     # -- life ---------------------------------------------------------------------------------
@@ -406,11 +411,18 @@ class BotSupervisor:
                 _log.warning("scan failed", extra={"code": error.code().name})
             finally:
                 self._scanned.set()  # start-up goes on even when the table service is away
-            await asyncio.sleep(self._rescan_seconds)
+            await asyncio.sleep(self.next_scan_in())
+
+    def next_scan_in(self) -> float:
+        """Seconds until the next scan: sooner when the last one left a table unread."""
+        if self._tables_unread:
+            return min(self._rescan_seconds, UNREAD_RESCAN_SECONDS)
+        return self._rescan_seconds
 
     async def scan(self) -> int:
         """Offer every computer-played seat of every running table; the number taken now."""
         listing_at = time.monotonic()
+        self._tables_unread = 0
         tables = await self._client.running_tables()
         self._forget_ended_tables({table.table_id for table in tables}, listing_at)
         limit = asyncio.Semaphore(SCAN_CONCURRENCY)
@@ -426,6 +438,7 @@ class BotSupervisor:
                     table = await self._client.get_table(table_id)
                 except grpc.aio.AioRpcError as error:
                     self._metrics.errors.labels("scan").inc()
+                    self._tables_unread += 1
                     _log.info(
                         "scan could not read a table",
                         extra={"table_id": table_id, "code": error.code().name},
