@@ -388,17 +388,27 @@ class ProjectionConsumer:
             await self._acknowledge(messages)
 
     async def _project(self, stored: Sequence[StoredMessage], *, retrying: bool = False) -> bool:
-        """Commit ``stored`` and report it; whether it was committed (a stop ends the retries)."""
+        """Commit ``stored`` and report it; whether it was committed (a stop ends the retries).
+
+        The lag is observed once per message: a delivery of what was already read by sequence
+        (or delivered before) at or below the position is skipped by the writer, not projected.
+        """
+        before = self._position or 0
         if retrying:
             outcome = await self._retry(lambda: self._writer.project(stored), "projecting")
             if outcome is None:
                 return False
         else:
             outcome = await self._writer.project(stored)
-        self._position = max(self._position or 0, outcome.position)
+        self._position = max(before, outcome.position)
         committed_at = datetime.now(UTC)
         self._metrics.observe(
-            outcome, [(committed_at - item.stored_at).total_seconds() for item in stored]
+            outcome,
+            [
+                (committed_at - item.stored_at).total_seconds()
+                for item in stored
+                if item.sequence > before
+            ],
         )
         # the move's trace context came with it from the table service: log its trace id, so
         # one move can be followed from the client's call to this commit (only when debugging:
