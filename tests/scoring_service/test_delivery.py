@@ -321,7 +321,7 @@ async def test_a_consumer_that_stops_delivering_is_made_afresh_from_the_position
         )
         done = await publish(js, names, second.batches[:half])
         await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
-        assert sample(registry, "scoring_direct_reads_total") == half
+        assert sample(registry, "scoring_sequence_reads_total") == half
         paused = await js.consumer_info(names.stream, consumer_settings.consumer_name)
         done = await publish(js, names, second.batches[half:])
         await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
@@ -467,13 +467,13 @@ async def test_while_the_consumer_can_be_neither_used_nor_made_the_log_is_read_b
     ):
         done = await publish(js, names, first.batches, signer=signer)
         await wait_for_position(projection_pool, names.stream, done[-1])
-        assert sample(registry, "scoring_direct_reads_total") == 0
+        assert sample(registry, "scoring_sequence_reads_total") == 0
 
         leaderless.leaderless = True
         await js.delete_consumer(names.stream, consumer_settings.consumer_name)
         done = await publish(js, names, second.batches, signer=signer)
         await wait_for_position(projection_pool, names.stream, done[-1], timeout_seconds=20)
-        assert sample(registry, "scoring_direct_reads_total") >= len(second.batches)
+        assert sample(registry, "scoring_sequence_reads_total") >= len(second.batches)
 
         leaderless.leaderless = False
         done = await publish(js, names, third.batches, signer=signer)

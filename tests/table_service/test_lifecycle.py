@@ -10,6 +10,7 @@ import uuid
 
 import grpc
 import pytest
+from nats.aio.subscription import Subscription
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
@@ -46,6 +47,18 @@ async def _watch_until(
     return seen
 
 
+async def _seat_requests(
+    subscription: Subscription, count: int, table_id: str
+) -> list[events_pb2.BotSeatRequested]:
+    """The next ``count`` seat requests published for ``table_id`` (5 s for each)."""
+    requests = []
+    for _ in range(count):
+        message = await subscription.next_msg(timeout=5)
+        assert message.headers and message.headers["Table-Id"] == table_id
+        requests.append(events_pb2.Event.FromString(message.data).bot_seat_requested)
+    return requests
+
+
 async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> None:
     host = cluster.player("host")
     settings = events_pb2.TableSettings(fill_with_bots=True, fill_wait_ms=300)
@@ -56,11 +69,7 @@ async def test_fill_with_computer_players_after_the_wait(cluster: Cluster) -> No
     fills = [event.seat_handed_to_bot for event in events if event.HasField("seat_handed_to_bot")]
     assert sorted(fill.seat for fill in fills) == [1, 2, 3]
     assert {(fill.handover_reason, fill.reason) for fill in fills} == {(HANDED.REASON_FILL, "fill")}
-    requests = []
-    for _ in range(3):
-        message = await subscription.next_msg(timeout=5)
-        requests.append(events_pb2.Event.FromString(message.data).bot_seat_requested)
-        assert message.headers and message.headers["Table-Id"] == table_id
+    requests = await _seat_requests(subscription, 3, table_id)
     assert sorted(request.seat for request in requests) == [1, 2, 3]
     # whose table it is: the bot service shares its seats between creators when it is full
     assert {request.created_by for request in requests} == {"host"}
@@ -510,11 +519,7 @@ async def test_a_replica_that_dies_between_an_append_and_its_sequel_leaves_nothi
         async with running_table_service(nats_url, nats_namespace.prefix, rules_address) as second:
             host = second.player("host")
             assert (await host.view(table_id, 0)).status == "running"
-            asked = []
-            for _ in range(3):
-                message = await requests.next_msg(timeout=5)
-                asked.append(events_pb2.Event.FromString(message.data).bot_seat_requested)
-                assert message.headers and message.headers["Table-Id"] == table_id
+            asked = await _seat_requests(requests, 3, table_id)
             assert sorted(request.seat for request in asked) == [1, 2, 3]
             lobby = second.parts.app.index
             assert lobby is not None

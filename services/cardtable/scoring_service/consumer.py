@@ -16,8 +16,8 @@ below the position are skipped by the writer. One consumer process per projectio
 fold depends on log order.
 
 Whenever the consumer leaves the stream unread (it is being bound again, or a quiet spell finds
-the stream ahead of the position), the projection reads the log directly by sequence
-from the stream's leader (:mod:`sequence_reading`); the consumer goes on from there.
+the stream ahead of the position), the projection reads the log by sequence from the stream's
+leader (:mod:`sequence_reading`); the consumer goes on from there.
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ Result = TypeVar("Result")
 FETCH_TIMEOUT_SECONDS = 0.5
 #: Collecting what came while lingering: the pull returns at once when messages wait.
 LINGER_FETCH_SECONDS = 0.01
-#: After this long without a message, read directly what the stream holds past the position
+#: After this long without a message, read by sequence what the stream holds past the position
 #: and make sure the durable consumer still exists; finding something twice in a row (with no
 #: delivery between) means the consumer is stuck. An empty fetch is quiet enough.
 QUIET_CHECK_SECONDS = FETCH_TIMEOUT_SECONDS
-#: While binding again, how often to look for messages to read directly.
+#: While binding again, how often to look for messages to read by sequence.
 BINDING_READ_SECONDS = 0.25
 FIRST_RETRY_SECONDS = 0.1
 MAX_RETRY_SECONDS = 5.0
@@ -128,7 +128,7 @@ class ProjectionConsumer:
         self._contiguous = False
         #: The last gap that made the consumer bind again: (position, first delivered after).
         self._gap_seen: tuple[int, int] | None = None
-        #: A quiet check found the stream ahead of the projection and read it directly, and
+        #: A quiet check found the stream ahead of the projection and read it by sequence, and
         #: the consumer has delivered nothing since.
         self._left_unread = False
         #: Set when the consumer is stuck: the next bind makes it afresh whatever it reports.
@@ -166,7 +166,7 @@ class ProjectionConsumer:
             subscription = await self._bind_again()
 
     async def _bind_again(self) -> JetStreamContext.PullSubscription | None:
-        """Bind to the consumer again, reading the log directly until it is bound.
+        """Bind to the consumer again, reading the log by sequence until it is bound.
 
         Binding can take as long as the cluster needs to give the consumer's group (or the meta
         group, to make a new one) a leader: the projection keeps up by sequence meanwhile.
@@ -179,7 +179,7 @@ class ProjectionConsumer:
         binding = asyncio.ensure_future(bind())
         try:
             while not binding.done():
-                if not await self._read_directly():
+                if not await self._read_by_sequence():
                     await asyncio.wait({binding}, timeout=BINDING_READ_SECONDS)
             return binding.result()
         finally:
@@ -189,14 +189,14 @@ class ProjectionConsumer:
                     await binding
 
     async def _check_the_consumer_keeps_up(self) -> None:
-        """Read directly what the consumer left unread; raise if it is gone or did so twice.
+        """Read by sequence what the consumer left unread; raise if it is gone or did so twice.
 
         Some servers (2.9) answer fetches on a deleted consumer with silence; a clustered one
         whose stream leader was lost has been seen to keep a consumer that delivers nothing.
         Only a delivery clears the first time: a stream that stopped growing proves nothing.
         """
         position = self._position
-        if await self._read_directly():
+        if await self._read_by_sequence():
             if self._left_unread:
                 self._left_unread = False
                 self._make_consumer_afresh = True
@@ -207,7 +207,7 @@ class ProjectionConsumer:
             self._left_unread = True  # they may have been on their way: look again later
         await self._js.consumer_info(self._settings.log.stream, self._settings.consumer_name)
 
-    async def _read_directly(self) -> int:
+    async def _read_by_sequence(self) -> int:
         """Project what the stream holds past the position, read by sequence; how many.
 
         Never raises for NATS or PostgreSQL being away: the caller goes on binding or fetching.
@@ -218,15 +218,16 @@ class ProjectionConsumer:
         try:
             stored = await self._reader.read_after(position, self._settings.batch_size)
             if stored and await self._project(stored):
-                self._metrics.direct_reads.inc(len(stored))
+                self._metrics.sequence_reads.inc(len(stored))
                 self._log.info(
-                    "read the log directly", extra={"messages": len(stored), "to": self._position}
+                    "read the log by sequence",
+                    extra={"messages": len(stored), "to": self._position},
                 )
                 return len(stored)
         except Exception as error:
             if not (is_transient(error) or isinstance(error, NATS_ERRORS)):
                 raise
-            self._log.warning("reading the log directly failed", extra={"error": repr(error)})
+            self._log.warning("reading the log by sequence failed", extra={"error": repr(error)})
         return 0
 
     async def _start(self) -> JetStreamContext.PullSubscription:

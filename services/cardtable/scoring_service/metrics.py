@@ -46,8 +46,8 @@ class ProjectionMetrics:
             "Transient failures (PostgreSQL away) after which a batch was tried again.",
             registry=registry,
         )
-        self.direct_reads = Counter(
-            "scoring_direct_reads_total",
+        self.sequence_reads = Counter(
+            "scoring_sequence_reads_total",
             "Messages read by sequence because the durable consumer did not deliver them.",
             registry=registry,
         )

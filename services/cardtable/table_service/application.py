@@ -26,12 +26,17 @@ from cardtable.eventlog.store import (
     EventStore,
     StoredBatch,
 )
-from cardtable.platform.event_upcasting import with_text
 from cardtable.platform.log_signing import LogIntegrityError
 from cardtable.platform.logging import get_logger
 from cardtable.platform.tokens import Principal
 from cardtable.platform.tracing import current_trace_id
-from cardtable.table_service.commands import Decider, Decision, Environment, Table
+from cardtable.table_service.commands import (
+    Decider,
+    Decision,
+    Environment,
+    Table,
+    fill_request,
+)
 from cardtable.table_service.deadlines import DeadlineBook
 from cardtable.table_service.errors import (
     BadRequestError,
@@ -307,16 +312,8 @@ class TableApplication:
         for number, seat in enumerate(state.seats):
             if not seat.is_bot:
                 continue
-            request = with_text(
-                events_pb2.BotSeatRequested(
-                    seat=number,
-                    request_reason=events_pb2.BotSeatRequested.REASON_FILL,
-                    turn=state.turn,
-                    created_by=state.created_by,
-                )
-            )
             try:
-                await self._bot_requests(state.table_id, request)
+                await self._bot_requests(state.table_id, fill_request(state, number))
             except Exception as error:
                 _log.warning("bot request not published", extra={"error": repr(error)})
 

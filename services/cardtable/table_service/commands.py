@@ -121,6 +121,18 @@ def bot_id(table_id: str, seat: int) -> str:
     return f"bot:{table_id}:{seat}"
 
 
+def fill_request(state: TableState, seat: int) -> BotSeatRequested:
+    """The seat request that asks the bot service to play ``seat`` of a game being filled."""
+    return with_text(
+        BotSeatRequested(
+            seat=seat,
+            request_reason=BotSeatRequested.REASON_FILL,
+            turn=state.turn,
+            created_by=state.created_by,
+        )
+    )
+
+
 class Decider:
     """The command handlers. Holds the rules port and caches what the rules service says."""
 
@@ -249,16 +261,7 @@ class Decider:
                     )
                 )
             )
-            decision.bot_requests.append(
-                with_text(
-                    BotSeatRequested(
-                        seat=seat,
-                        request_reason=BotSeatRequested.REASON_FILL,
-                        turn=state.turn,
-                        created_by=state.created_by,
-                    )
-                )
-            )
+            decision.bot_requests.append(fill_request(state, seat))
         decision.events.extend(
             public(bot_seat_requested=request) for request in decision.bot_requests
         )
