@@ -102,6 +102,37 @@ async def test_an_adopted_claim_whose_renewal_fails_is_not_kept(
     assert not after.holds(TABLE, 5)  # so the next scan offers it again
 
 
+async def test_a_claim_is_due_a_renewal_interval_after_its_last_confirmation_until_renewed(
+    nats_connection: NatsConnection, nats_namespace: NatsNamespace
+) -> None:
+    clock = [100.0]
+    claims = SeatClaims(
+        nats_connection.jetstream,
+        LogNames.from_prefix(nats_namespace.prefix).claims_bucket,
+        "pod-0",
+        15.0,
+        now=lambda: clock[0],
+    )
+    await claims.open()
+    assert await claims.claim(TABLE, 6)
+    clock[0] += claims.renew_every_seconds - 0.1
+    assert claims.due() == []
+    clock[0] += 0.1
+    assert claims.due() == [(TABLE, 6)]
+
+    async def no_answer(*args: object, **kwargs: object) -> int:
+        raise nats.errors.TimeoutError
+
+    answering = claims._bucket.update
+    claims._bucket.update = no_answer  # type: ignore[method-assign]
+    with pytest.raises(ClaimsUnavailableError):
+        await claims.renew(TABLE, 6)
+    assert claims.due() == [(TABLE, 6)]  # still due: the next look tries again
+    claims._bucket.update = answering  # type: ignore[method-assign]
+    assert await claims.renew(TABLE, 6)
+    assert claims.due() == []
+
+
 def test_settings_fail_fast_naming_every_problem() -> None:
     with pytest.raises(SettingsError) as caught:
         load({"BOT_STRATEGY": "genius", "TOKEN_SIGNING_KEY": "short"}, BotServiceSettings.read)

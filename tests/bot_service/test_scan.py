@@ -6,14 +6,20 @@ a spectator read of every table every few seconds.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, cast
 
 import grpc
 from prometheus_client import CollectorRegistry
 
-from cardtable.bot_service.claims import SeatClaims
+from cardtable.bot_service.claims import ClaimsUnavailableError, SeatClaims
 from cardtable.bot_service.metrics import BotMetrics
-from cardtable.bot_service.supervisor import UNREAD_RESCAN_SECONDS, BotSupervisor
+from cardtable.bot_service.supervisor import (
+    RENEW_LOOK_SECONDS,
+    UNREAD_RESCAN_SECONDS,
+    BotSupervisor,
+)
 from cardtable.bot_service.table_client import TableClient
 from cardtable.bots.strategy import Strategy
 from cardtable_api.events.v1 import events_pb2
@@ -84,3 +90,89 @@ async def test_a_table_the_scan_could_not_read_is_looked_at_again_soon() -> None
     fine = _supervisor(_Lobby([bots]))
     await fine.scan()
     assert fine.next_scan_in() == 5.0
+
+
+class _ClaimsAway:
+    """Claims whose bucket has no leader for now: every claim and renewal fails."""
+
+    renew_every_seconds = 5.0
+
+    def __init__(self, due: list[tuple[str, int]] | None = None) -> None:
+        self._due = due or []
+        self.renewals: list[float] = []
+
+    def held(self) -> list[tuple[str, int]]:
+        return list(self._due)
+
+    def holds(self, table_id: str, seat: int) -> bool:
+        return False
+
+    def due(self) -> list[tuple[str, int]]:
+        return list(self._due)
+
+    async def claim(self, table_id: str, seat: int) -> bool:
+        raise ClaimsUnavailableError("no responders")
+
+    async def renew(self, table_id: str, seat: int) -> bool:
+        self.renewals.append(time.monotonic())
+        raise ClaimsUnavailableError("timeout")
+
+    async def release_all(self) -> None:
+        return None
+
+
+class _CountedLobby(_Lobby):
+    def __init__(self) -> None:
+        super().__init__([])
+        self.listed_at: list[float] = []
+
+    async def running_tables(self) -> list[table_pb2.TableSummary]:
+        self.listed_at.append(time.monotonic())
+        return []
+
+
+def _supervisor_with(lobby: _Lobby, claims: _ClaimsAway) -> BotSupervisor:
+    return BotSupervisor(
+        client=cast(TableClient, lobby),
+        claims=cast(SeatClaims, claims),
+        strategies=lambda name: cast(Strategy, None),
+        default_strategy="rules",
+        metrics=BotMetrics(CollectorRegistry()),
+        max_seats=10,
+        max_waiting_seats=100,
+        rescan_seconds=5.0,
+        reclaim_grace_seconds=0.0,
+    )
+
+
+async def test_a_seat_request_whose_claim_failed_brings_the_next_scan_forward() -> None:
+    """A new table's seats would otherwise wait out the whole rescan interval (5 s) after the
+    claims bucket has a leader again."""
+    lobby = _CountedLobby()
+    supervisor = _supervisor_with(lobby, _ClaimsAway())
+    await supervisor.start()
+    try:
+        await asyncio.sleep(0.2)
+        assert len(lobby.listed_at) == 1  # the first scan; the next is 5 s away
+        failed_at = time.monotonic()
+        assert not await supervisor.offer("table", 0, "creator")  # as a seat request does
+        await asyncio.sleep(UNREAD_RESCAN_SECONDS + 0.5)
+        assert len(lobby.listed_at) == 2
+        assert lobby.listed_at[1] - failed_at <= UNREAD_RESCAN_SECONDS + 0.2
+    finally:
+        await supervisor.stop()
+
+
+async def test_a_renewal_that_failed_is_tried_again_soon_not_a_renewal_interval_later() -> None:
+    """The claim's lease (three quarters of its TTL) must not run out while the bucket's new
+    leader is elected: the retry comes at the next look, a second later, not 5 s later."""
+    claims = _ClaimsAway(due=[("table", 1)])
+    supervisor = _supervisor_with(_CountedLobby(), claims)
+    began = time.monotonic()
+    await supervisor.start()
+    try:
+        await asyncio.sleep(2 * RENEW_LOOK_SECONDS + 0.5)
+    finally:
+        await supervisor.stop()
+    assert len(claims.renewals) >= 2
+    assert claims.renewals[1] - began < claims.renew_every_seconds

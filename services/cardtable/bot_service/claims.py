@@ -123,6 +123,12 @@ class SeatClaims:
     def held(self) -> list[SeatKey]:
         return list(self._claims)
 
+    def due(self) -> list[SeatKey]:
+        """The claims whose last confirmed renewal is a renewal interval old or more: those a
+        renewal failed for stay due, so they are tried again at the next look."""
+        oldest = self._now() - self.renew_every_seconds
+        return [key for key, claim in self._claims.items() if claim.confirmed_at <= oldest]
+
     def holds(self, table_id: str, seat: int) -> bool:
         return (table_id, seat) in self._claims
 

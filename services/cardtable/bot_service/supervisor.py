@@ -50,9 +50,13 @@ from cardtable_api.table.v1 import table_pb2
 _log = get_logger(__name__)
 #: Tables read at once during a scan: enough to be quick, few enough not to flood the service.
 SCAN_CONCURRENCY = 8
-#: After a scan that could not read some table (its log's server away a moment), the next one
-#: comes this soon instead of after the usual rescan interval.
+#: After a scan that could not read a table or claim a seat (NATS or the table service away a
+#: moment), or a seat request whose claim failed, the next scan comes this soon instead of
+#: after the usual rescan interval.
 UNREAD_RESCAN_SECONDS = 1.0
+#: How often the claims due for renewal are renewed: a renewal that failed (its bucket's
+#: leader away) is tried again this soon, long before the claim's lease runs out.
+RENEW_LOOK_SECONDS = 1.0
 #: Renewals sent at once.
 RENEW_CONCURRENCY = 32
 RUNNING = "running"
@@ -96,8 +100,10 @@ class BotSupervisor:
         self._previous_listing_at: float | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._scanned = asyncio.Event()
-        #: Tables the last scan could not read: their seats may wait for the next one.
-        self._tables_unread = 0
+        #: Tables the scan could not read and seats whose claim failed since it began: those
+        #: seats wait for the next scan, which comes sooner.
+        self._missed = 0
+        self._missed_now = asyncio.Event()
         metrics.max_seats.set(max_seats)
 
     # -- life ---------------------------------------------------------------------------------
@@ -194,6 +200,7 @@ class BotSupervisor:
             _log.warning(
                 "could not claim a seat", extra={"table_id": table_id, "error": str(error)}
             )
+            self._scan_soon()
             return ERROR
         if not taken:
             self._metrics.claims.labels(HELD_ELSEWHERE).inc()
@@ -369,12 +376,15 @@ class BotSupervisor:
 
     # -- renewals -----------------------------------------------------------------------------
     async def _renew_forever(self) -> None:
+        # Half the renewal interval at most, so a claim is renewed well inside its lease.
+        look_every = min(RENEW_LOOK_SECONDS, self._claims.renew_every_seconds / 2)
         while True:
-            await asyncio.sleep(self._claims.renew_every_seconds)
-            await self.renew_claims()
+            await asyncio.sleep(look_every)
+            await self.renew_claims(self._claims.due())
 
-    async def renew_claims(self) -> None:
-        """Renew every claim; stop playing the seats another replica has taken over."""
+    async def renew_claims(self, seats: list[SeatKey] | None = None) -> None:
+        """Renew ``seats`` (every claim by default); stop playing the seats another replica has
+        taken over."""
         limit = asyncio.Semaphore(RENEW_CONCURRENCY)
 
         async def renew(table_id: str, seat: int) -> None:
@@ -399,7 +409,8 @@ class BotSupervisor:
                 self._update_gauges()
                 self._look_at_queue.set()
 
-        await asyncio.gather(*(renew(table_id, seat) for table_id, seat in self._claims.held()))
+        chosen = self._claims.held() if seats is None else seats
+        await asyncio.gather(*(renew(table_id, seat) for table_id, seat in chosen))
 
     # -- scans --------------------------------------------------------------------------------
     async def _scan_forever(self) -> None:
@@ -411,18 +422,31 @@ class BotSupervisor:
                 _log.warning("scan failed", extra={"code": error.code().name})
             finally:
                 self._scanned.set()  # start-up goes on even when the table service is away
-            await asyncio.sleep(self.next_scan_in())
+            await self._until_next_scan()
 
     def next_scan_in(self) -> float:
-        """Seconds until the next scan: sooner when the last one left a table unread."""
-        if self._tables_unread:
+        """Seconds from one scan to the next: fewer when a table or a claim was missed since
+        the last one began."""
+        if self._missed:
             return min(self._rescan_seconds, UNREAD_RESCAN_SECONDS)
         return self._rescan_seconds
+
+    async def _until_next_scan(self) -> None:
+        """Wait for the next scan, cutting the wait short when a claim fails meanwhile."""
+        began = time.monotonic()
+        while (left := self.next_scan_in() - (time.monotonic() - began)) > 0:
+            self._missed_now.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._missed_now.wait(), left)
+
+    def _scan_soon(self) -> None:
+        self._missed += 1
+        self._missed_now.set()
 
     async def scan(self) -> int:
         """Offer every computer-played seat of every running table; the number taken now."""
         listing_at = time.monotonic()
-        self._tables_unread = 0
+        self._missed = 0
         tables = await self._client.running_tables()
         self._forget_ended_tables({table.table_id for table in tables}, listing_at)
         limit = asyncio.Semaphore(SCAN_CONCURRENCY)
@@ -438,7 +462,7 @@ class BotSupervisor:
                     table = await self._client.get_table(table_id)
                 except grpc.aio.AioRpcError as error:
                     self._metrics.errors.labels("scan").inc()
-                    self._tables_unread += 1
+                    self._scan_soon()
                     _log.info(
                         "scan could not read a table",
                         extra={"table_id": table_id, "code": error.code().name},
