@@ -23,6 +23,7 @@ import pytest
 
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool, create_pool
+from cardtable_tools.servers import server_process
 from cardtable_tools.servers.dev_servers import DevServers, dev_servers, reachable_copy
 from cardtable_tools.servers.server_process import LISTEN_PORTS_FROM, RunAs, free_port
 
@@ -272,3 +273,25 @@ def test_a_free_port_is_below_the_range_outgoing_connections_draw_from() -> None
     for port in ports:  # each one free to bind
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
             server.bind(("127.0.0.1", port))
+
+
+def test_a_port_taken_between_its_probe_and_the_bind_costs_a_second_try(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process (a parallel test, a second `cardtable run`) can bind the port handed to
+    a server before the server does: the start is tried again on new ports."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", free_port()))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        picks = [taken]
+        drawn = server_process.free_port
+
+        def first_taken(host: str = "127.0.0.1") -> int:
+            return picks.pop() if picks else drawn(host)
+
+        monkeypatch.setattr(server_process, "free_port", first_taken)
+        with dev_servers(postgres=False) as servers:
+            assert servers.nats is not None and servers.nats.port != taken
+            assert servers.nats.is_running
+        assert picks == []  # the squatted port was handed out, and refused

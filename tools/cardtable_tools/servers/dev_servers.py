@@ -61,6 +61,8 @@ OWNER_FILE = "owner.pid"
 #: What nats-server logs once a SIGHUP's configuration is in force.
 RELOADED = "Reloaded server configuration"
 ADMIN_USER = "admin"
+#: Starts tried when a server found its port taken; each try draws new ports.
+START_ATTEMPTS = 3
 
 
 #: The cluster's name, and the settings a clustered dev server shares with production's
@@ -600,21 +602,26 @@ def dev_servers(
     JetStream servers are clustered on loopback (``NatsClusterNode``), configured as in
     production, and ``nats_url`` names them all.
     """
-    servers, owns_dir = _plan(
-        base_dir, nats, postgres, nats_port, postgres_port, access, nats_cluster
-    )
-    began = time.monotonic()
+    plan = (base_dir, nats, postgres, nats_port, postgres_port, access, nats_cluster)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        servers, owns_dir = _plan(*plan)
+        began = time.monotonic()
+        try:
+            for server in servers.all:  # both boot at once; NATS is up before initdb finishes
+                server.launch()
+            for server in servers.all:
+                server.wait_ready(timeout_seconds)
+        except BaseException as error:
+            _discard(servers, owns_dir)
+            if _try_again(error, attempt):
+                continue
+            raise
+        break
+    servers.started_in_seconds = time.monotonic() - began
     try:
-        for server in servers.all:  # both boot at once; NATS is up before initdb finishes
-            server.launch()
-        for server in servers.all:
-            server.wait_ready(timeout_seconds)
-        servers.started_in_seconds = time.monotonic() - began
         yield servers
     finally:
-        servers.stop()
-        if owns_dir:
-            shutil.rmtree(servers.base_dir, ignore_errors=True)
+        _discard(servers, owns_dir)
 
 
 @asynccontextmanager
@@ -630,21 +637,40 @@ async def async_dev_servers(
     nats_cluster: int = 1,
 ) -> AsyncIterator[DevServers]:
     """``dev_servers`` for async code: waits without blocking the loop."""
-    servers, owns_dir = _plan(
-        base_dir, nats, postgres, nats_port, postgres_port, access, nats_cluster
-    )
-    began = time.monotonic()
+    plan = (base_dir, nats, postgres, nats_port, postgres_port, access, nats_cluster)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        servers, owns_dir = _plan(*plan)
+        began = time.monotonic()
+        try:
+            for server in servers.all:
+                server.launch()
+            for server in servers.all:
+                await server.wait_ready_async(timeout_seconds)
+        except BaseException as error:
+            await asyncio.to_thread(_discard, servers, owns_dir)
+            if _try_again(error, attempt):
+                continue
+            raise
+        break
+    servers.started_in_seconds = time.monotonic() - began
     try:
-        for server in servers.all:
-            server.launch()
-        for server in servers.all:
-            await server.wait_ready_async(timeout_seconds)
-        servers.started_in_seconds = time.monotonic() - began
         yield servers
     finally:
-        await asyncio.to_thread(servers.stop)
-        if owns_dir:
-            shutil.rmtree(servers.base_dir, ignore_errors=True)
+        await asyncio.to_thread(_discard, servers, owns_dir)
+
+
+def _discard(servers: DevServers, owns_dir: bool) -> None:
+    servers.stop()
+    if owns_dir:
+        shutil.rmtree(servers.base_dir, ignore_errors=True)
+
+
+def _try_again(error: BaseException, attempt: int) -> bool:
+    """Whether a start that failed is worth another try: a server found the port it was given
+    taken (another process bound it between our probe and the server's bind), and tries
+    are left. The next try draws new ports."""
+    taken = isinstance(error, DevServerError) and "address already in use" in str(error).lower()
+    return taken and attempt < START_ATTEMPTS
 
 
 def _describe(servers: DevServers, out: IO[str]) -> None:

@@ -56,16 +56,24 @@ def free_port(host: str = "127.0.0.1") -> int:
     if ephemeral_low > LISTEN_PORTS_FROM + 1_000:
         for _ in range(50):
             port = random.randrange(LISTEN_PORTS_FROM, ephemeral_low)
+            if port in _HANDED_OUT:  # free now, but promised to a server not yet bound
+                continue
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
                 try:
                     probe.bind((host, port))
                 except OSError:
                     continue
+                _HANDED_OUT.add(port)
                 return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         kernels_pick: int = probe.getsockname()[1]
         return kernels_pick
+
+
+#: Ports this process has handed out: a cluster asks for six at once, and each probe's socket
+#: is closed before the next probe, so the same port could otherwise be handed out twice.
+_HANDED_OUT: set[int] = set()
 
 
 def _ephemeral_low() -> int:
