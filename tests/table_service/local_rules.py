@@ -9,7 +9,8 @@ from typing import TypeVar
 
 from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.rules_service import servicer as local
-from cardtable.table_service.errors import BadRequestError, RuleViolationError
+from cardtable.rules_service.codec import StateNotFoundError
+from cardtable.table_service.errors import BadRequestError, GameStateLostError, RuleViolationError
 from cardtable_api.rules.v1 import rules_pb2
 
 Reply = TypeVar("Reply")
@@ -26,6 +27,8 @@ class LocalRules:
             raise RuleViolationError(str(error)) from None
         except InvalidInput as error:
             raise BadRequestError(str(error)) from None
+        except StateNotFoundError as error:
+            raise GameStateLostError(str(error)) from None
 
     async def list_games(self) -> rules_pb2.ListGamesResponse:
         return self._run(local.list_games)

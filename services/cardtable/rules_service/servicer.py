@@ -2,8 +2,9 @@
 
 Every engine error becomes a gRPC status here and nowhere else: malformed input is
 INVALID_ARGUMENT, a move the rules forbid is FAILED_PRECONDITION with the engine's sentence,
-so the player reads the same text the engine wrote. The engine is synchronous and fast (well
-under a millisecond per call), so it runs on the event loop without a thread hop.
+so the player reads the same text the engine wrote, and a state reference this replica does
+not hold is NOT_FOUND. The engine is synchronous and fast (well under a millisecond per call),
+so it runs on the event loop without a thread hop.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ async def run_engine(context: Context, work: Callable[[], Response]) -> Response
         await context.abort(grpc.StatusCode.FAILED_PRECONDITION, bounded_details(str(error)))
     except InvalidInput as error:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bounded_details(str(error)))
+    except codec.StateNotFoundError as error:
+        await context.abort(grpc.StatusCode.NOT_FOUND, bounded_details(str(error)))
     except DeadlineExceededError as error:
         await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, bounded_details(str(error)))
     raise AssertionError("context.abort always raises")  # pragma: no cover
@@ -84,9 +87,16 @@ def deal(
 ) -> rules_pb2.DealResponse:
     """The deal applied; written into ``into`` when given (a pipelined reply's field)."""
     state = codec.decode_state(request.state, to_change=True)
-    facts = state.deal(codec.decode_deck_order(request.deck_order))
+    try:
+        order = codec.decode_deck_order(request.deck_order)
+        facts = state.deal(order)
+    except (IllegalAction, InvalidInput):
+        codec.keep_unchanged(request.state, state)  # the engine checks before it changes
+        raise
     response = rules_pb2.DealResponse() if into is None else into
-    response.state.CopyFrom(codec.encode_state(state))
+    response.state.CopyFrom(
+        codec.encode_state(state, by_reference=request.by_reference, scope=request.state.scope)
+    )
     response.status.CopyFrom(codec.encode_status(state))
     codec.add_facts(response.facts, facts)
     return response
@@ -98,17 +108,25 @@ def apply_action(
     """The action applied; written into ``into`` when given (a pipelined reply's field), so
     that the views, the largest part, are built where they stay instead of being copied."""
     state = codec.decode_state(request.state, to_change=True)
-    if not 0 <= request.seat < state.num_players:  # malformed, as for LegalActions and GetView
-        raise InvalidInput(f"there is no seat {request.seat} at this table")
-    action = parse_action(codec.decode_action_text(request.action))
-    facts = state.apply(request.seat, action)
+    try:
+        if not 0 <= request.seat < state.num_players:  # malformed, as for LegalActions
+            raise InvalidInput(f"there is no seat {request.seat} at this table")
+        action = parse_action(codec.decode_action_text(request.action))
+        facts = state.apply(request.seat, action)
+    except (IllegalAction, InvalidInput):
+        # A refused move leaves the state as it was (the engine checks before it changes
+        # anything): the player's next try sends the same snapshot or reference.
+        codec.keep_unchanged(request.state, state)
+        raise
     response = rules_pb2.ApplyActionResponse() if into is None else into
     response.status.CopyFrom(codec.encode_status(state))
     if request.include_views_of_seats_to_act:
         for seat in response.status.to_act:
             seat_view = response.views_of_seats_to_act.add(seat=seat)
             codec.fill_view(seat_view, state.observation(seat), typed=request.typed_views)
-    response.state.CopyFrom(codec.encode_state(state))
+    response.state.CopyFrom(
+        codec.encode_state(state, by_reference=request.by_reference, scope=request.state.scope)
+    )
     codec.add_facts(response.facts, facts)
     response.action_audience.CopyFrom(codec.encode_audience(action_audience(action, request.seat)))
     return response
@@ -211,6 +229,8 @@ def answer(call: rules_pb2.PipelinedCall, answered: rules_pb2.PipelinedReply) ->
         _failed(answered, grpc.StatusCode.FAILED_PRECONDITION, str(error))
     except InvalidInput as error:
         _failed(answered, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    except codec.StateNotFoundError as error:
+        _failed(answered, grpc.StatusCode.NOT_FOUND, str(error))
     except Exception as error:
         _log.exception("pipelined call failed", extra={"call": which})
         _failed(answered, grpc.StatusCode.INTERNAL, type(error).__name__)
@@ -233,7 +253,8 @@ def deadline_check(context: Context) -> Callable[[], None]:
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
-    """Stateless: everything a call needs arrives in its request."""
+    """Everything a call needs arrives in its request, but for the states it holds for
+    references (codec.StateMemo): a replica that lost them answers NOT_FOUND, nothing worse."""
 
     async def ListGames(
         self, request: rules_pb2.ListGamesRequest, context: Context

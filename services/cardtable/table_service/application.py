@@ -43,6 +43,7 @@ from cardtable.table_service.errors import (
     CommandReusedError,
     ConcurrencyConflictError,
     DependencyUnavailableError,
+    GameStateLostError,
     LogTamperedError,
     PermissionDeniedError,
     RuleViolationError,
@@ -268,19 +269,41 @@ class TableApplication:
         if table.state.status == OPEN or (started_before and not new_inputs):
             return
         if not started_before:
-            reply = await self.rules.rebuild(
-                rules_pb2.RebuildRequest(
-                    game=table.state.game,
-                    players=table.state.seat_count,
-                    options=common_pb2.GameOptions(values=table.state.options),
-                    first_dealer=table.state.first_dealer,
-                    inputs=[step_message(step) for step in table.state.inputs],
-                )
-            )
-            table.game_state, table.game_status = reply.state, reply.status
+            await self._rebuild_game_state(table)
             return
-        for step in new_inputs:
-            await self._advance(table, step)
+        try:
+            for step in new_inputs:
+                await self._advance(table, step)
+        except GameStateLostError:
+            await self._rebuild_game_state(table, lost=True)
+
+    async def _rebuild_game_state(self, table: Table, *, lost: bool = False) -> None:
+        """The game state rebuilt from every input the table has folded: for a table read
+        afresh, or one whose state the rules replica no longer holds (``lost``: rules.proto,
+        GameState)."""
+        if lost:
+            _log.info(
+                "the rules replica no longer holds the table's game state: rebuilding it",
+                extra={"table_id": table.state.table_id, "inputs": len(table.state.inputs)},
+            )
+        reply = await self.rules.rebuild(
+            rules_pb2.RebuildRequest(
+                game=table.state.game,
+                players=table.state.seat_count,
+                options=common_pb2.GameOptions(values=table.state.options),
+                first_dealer=table.state.first_dealer,
+                inputs=[step_message(step) for step in table.state.inputs],
+            )
+        )
+        reply.state.scope = table.state.table_id
+        table.game_state, table.game_status = reply.state, reply.status
+
+    async def restore_game_state(self, table: Table, lost: rules_pb2.GameState) -> None:
+        """Rebuild the game state the rules service lost, unless a command has moved the table
+        on meanwhile (its state is then one the rules service just gave)."""
+        async with self._lock(table.state.table_id):
+            if table.game_state is lost:
+                await self._rebuild_game_state(table, lost=True)
 
     async def _finish_derived_work(self, table: Table) -> None:
         """Redo what follows an append, for a table read afresh whose lobby entry lags its log.
@@ -343,12 +366,16 @@ class TableApplication:
         seat, action, deck_order = step
         if is_deal(step):
             dealt = await self.rules.deal(
-                rules_pb2.DealRequest(state=table.game_state, deck_order=deck_order)
+                rules_pb2.DealRequest(
+                    state=table.game_state, deck_order=deck_order, by_reference=True
+                )
             )
             table.game_state, table.game_status = dealt.state, dealt.status
         else:
             applied = await self.rules.apply_action(
-                rules_pb2.ApplyActionRequest(state=table.game_state, seat=seat, action=action)
+                rules_pb2.ApplyActionRequest(
+                    state=table.game_state, seat=seat, action=action, by_reference=True
+                )
             )
             table.game_state, table.game_status = applied.state, applied.status
 
@@ -395,7 +422,12 @@ class TableApplication:
                         f"the table's log failed verification and the table is read-only "
                         f"until an operator has looked at it: {table.broken}"
                     )
-                decision = await decide(table)
+                try:
+                    decision = await decide(table)
+                except GameStateLostError:
+                    # The rules replica lost the state its reference named: rebuild, decide again.
+                    await self._rebuild_game_state(table, lost=True)
+                    continue
                 if not decision.events:
                     return Outcome(table, decision, already_applied=False)
                 deal_in_play = table.game_status.deal_number if table.game_status else 0

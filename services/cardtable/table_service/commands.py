@@ -293,6 +293,7 @@ class Decider:
                 )
             )
         )
+        reply.state.scope = state.table_id
         events, game_state, status = await self._deal(reply.state, list(reply.deck))
         decision.events.extend(events)
         decision.game_state, decision.game_status = game_state, status
@@ -304,7 +305,9 @@ class Decider:
         """A fair deal: commit to a fresh seed, derive the deck from it, deal."""
         seed = self._env.seed()
         order = list(deck_order_from_seed(seed, deck))
-        reply = await self._rules.deal(rules_pb2.DealRequest(state=game_state, deck_order=order))
+        reply = await self._rules.deal(
+            rules_pb2.DealRequest(state=game_state, deck_order=order, by_reference=True)
+        )
         number = reply.status.deal_number
         events = [
             public(
@@ -511,6 +514,7 @@ class Decider:
                 action=action,
                 include_views_of_seats_to_act=True,
                 typed_views=True,
+                by_reference=True,
             )
         )
         taken = events_pb2.ActionTaken(

@@ -33,6 +33,12 @@ class DependencyUnavailableError(TableError):
     """The rules service or NATS cannot be reached: UNAVAILABLE."""
 
 
+class GameStateLostError(DependencyUnavailableError):
+    """The rules replica no longer holds the state a reference named (it restarted, another
+    replica answered, or a discarded decision retired it): the table rebuilds it from its
+    inputs. UNAVAILABLE only if that rebuild fails too."""
+
+
 class LogTamperedError(TableError):
     """A batch of the table's log failed verification; the table is read-only: DATA_LOSS."""
 

@@ -16,6 +16,7 @@ REJECTION_REASONS = {
     "RuleViolationError": "rule_violation",
     "ConcurrencyConflictError": "conflict",
     "DependencyUnavailableError": "unavailable",
+    "GameStateLostError": "unavailable",
     "LogTamperedError": "log_tampered",
 }
 

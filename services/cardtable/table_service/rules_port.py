@@ -15,6 +15,7 @@ from cardtable.platform.tracing import outgoing_metadata
 from cardtable.table_service.errors import (
     BadRequestError,
     DependencyUnavailableError,
+    GameStateLostError,
     RuleViolationError,
 )
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
@@ -97,4 +98,6 @@ def error_for_status(code: grpc.StatusCode, details: str) -> Exception:
         return RuleViolationError(details)
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         return BadRequestError(details)
+    if code == grpc.StatusCode.NOT_FOUND:
+        return GameStateLostError(f"rules service: {details}")
     return DependencyUnavailableError(f"rules service: {code.name.lower()}: {details}")

@@ -104,7 +104,10 @@ async def refuse(context: Context, error: TableError, metrics: TableMetrics | No
         if error.retry_after_seconds is not None:
             milliseconds = max(1, round(error.retry_after_seconds * 1000))
             context.set_trailing_metadata((("retry-after-ms", str(milliseconds)),))
-    code = _STATUS_CODES.get(type(error), grpc.StatusCode.INTERNAL)
+    code = next(
+        (_STATUS_CODES[kind] for kind in type(error).__mro__ if kind in _STATUS_CODES),
+        grpc.StatusCode.INTERNAL,
+    )
     await context.abort(code, bounded_details(str(error)))
 
 

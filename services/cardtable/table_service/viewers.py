@@ -13,6 +13,7 @@ from cardtable.table_service.application import TableApplication
 from cardtable.table_service.commands import Table
 from cardtable.table_service.errors import (
     BadRequestError,
+    GameStateLostError,
     LogTamperedError,
     PermissionDeniedError,
 )
@@ -48,10 +49,17 @@ async def view_of(
     cached = table.cached_view(seat) if seat is not None else None
     if cached is not None and table.game_status is not None:
         return cached, table.game_status
-    request = rules_pb2.GetViewRequest(state=table.game_state, typed_view=True)
+    held = table.game_state
+    request = rules_pb2.GetViewRequest(state=held, typed_view=True)
     if seat is not None:
         request.seat = seat
-    reply = await app.rules.get_view(request)
+    try:
+        reply = await app.rules.get_view(request)
+    except GameStateLostError:
+        await app.restore_game_state(table, held)
+        assert table.game_state is not None
+        request.state.CopyFrom(table.game_state)
+        reply = await app.rules.get_view(request)
     return reply.seat_view, reply.status
 
 

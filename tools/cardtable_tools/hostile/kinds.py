@@ -77,6 +77,12 @@ KINDS: tuple[Kind, ...] = (
         4,
         "real game states with one value changed",
     ),
+    Kind(
+        "forged_reference",
+        frozenset({NOT_FOUND, INVALID}),
+        4,
+        "states by a reference never made, or malformed",
+    ),
     Kind("rules_malformed", frozenset({INVALID, PRECONDITION}), 5, "bad games, decks, inputs"),
     Kind(
         "mutation_flood",

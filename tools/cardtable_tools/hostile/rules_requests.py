@@ -1,7 +1,8 @@
 """Hostile requests to the rules service: broken and tampered states, bad games and decks.
 
-The rules service trusts nothing it is sent (the state travels with every call), so every
-call here carries a real state with something broken, or a request no game accepts.
+The rules service trusts nothing it is sent (the state travels with every call, or a reference
+to one it holds), so every call here carries a real state with something broken, a reference
+it never made, or a request no game accepts.
 """
 
 from __future__ import annotations
@@ -9,7 +10,12 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 
-from cardtable.rules_service.codec import MAX_REBUILD_INPUTS, MAX_SNAPSHOT_BYTES
+from cardtable.rules_service.codec import (
+    MAX_REBUILD_INPUTS,
+    MAX_SCOPE_CHARS,
+    MAX_SNAPSHOT_BYTES,
+    REFERENCE_BYTES,
+)
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2
 from cardtable_tools.hostile.calls import HostileRequest, Material, rules_call
@@ -58,6 +64,24 @@ async def tampered(material: Material) -> HostileRequest:
     method = rng.choice(STATE_METHODS)
     request = _with_state(method, state, real)
     return rules_call("tampered_snapshot", method, request)  # type: ignore[arg-type]
+
+
+async def forged_reference(material: Material) -> HostileRequest:
+    """A state given by a reference this replica never made, or a malformed one: a guess at
+    another table's state must find nothing (rules.proto, GameState)."""
+    rng = material.rng
+    real = rng.choice(material.states)
+    state = rules_pb2.GameState(game=real.state.game, snapshot_version=real.state.snapshot_version)
+    state.scope = rng.choice(["", "a-table", "x" * (MAX_SCOPE_CHARS + 1)])
+    shape = rng.randrange(4)
+    if shape == 0:
+        state.reference = rng.randbytes(rng.choice([1, 15, 17, 64]))
+    elif shape == 1:
+        state.reference, state.snapshot = rng.randbytes(REFERENCE_BYTES), real.state.snapshot
+    else:
+        state.reference = rng.randbytes(REFERENCE_BYTES)
+    method = rng.choice(STATE_METHODS)
+    return rules_call("forged_reference", method, _with_state(method, state, real))  # type: ignore[arg-type]
 
 
 def _bad_new_game(rng: random.Random) -> rules_pb2.NewGameRequest:
@@ -162,5 +186,6 @@ def _bad_rebuild(real: RealState, rng: random.Random) -> rules_pb2.RebuildReques
 GENERATORS: dict[str, Callable[[Material], Awaitable[HostileRequest]]] = {
     "garbage_snapshot": garbage_snapshot,
     "tampered_snapshot": tampered,
+    "forged_reference": forged_reference,
     "rules_malformed": rules_malformed,
 }

@@ -169,6 +169,15 @@ Global___CallFailed: _TypeAlias = CallFailed  # noqa: Y015
 class GameState(_message.Message):
     """A game in flight. `snapshot` is the engine's JSON snapshot (format "cardtable-state",
     documented in docs/state.md); it holds every hidden card, so it never leaves the servers.
+
+    A state can also travel as a `reference`: a replica that answered a Deal or ApplyAction
+    asked `by_reference` keeps the new state and gives back a reference to it instead of its
+    snapshot, so neither side encodes, sends or parses a snapshot per move. A reference is
+    16 random bytes, honoured only by the replica that made it, only with the `scope` it was
+    made for, and only until its state changes: the Deal or ApplyAction that uses it retires
+    it (unless the action was refused), as does the replica's restart or a full memory. Any
+    other use answers NOT_FOUND and changes nothing; the caller then rebuilds the state from
+    its game's inputs (Rebuild) or sends the snapshot.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -176,19 +185,30 @@ class GameState(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     SNAPSHOT_VERSION_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
+    REFERENCE_FIELD_NUMBER: _builtins.int
+    SCOPE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     snapshot_version: _builtins.int
     snapshot: _builtins.bytes
+    """Empty when the state is given by `reference`."""
+    reference: _builtins.bytes
+    scope: _builtins.str
+    """The caller's name for the game the state belongs to (the table service gives the table
+    id). A reference made for one scope is refused for any other, so a state can never be
+    applied to another table's game by mistake.
+    """
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
         snapshot_version: _builtins.int = ...,
         snapshot: _builtins.bytes = ...,
+        reference: _builtins.bytes = ...,
+        scope: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "snapshot", b"snapshot", "snapshot_version", b"snapshot_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "reference", b"reference", "scope", b"scope", "snapshot", b"snapshot", "snapshot_version", b"snapshot_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -425,6 +445,9 @@ class DealRequest(_message.Message):
 
     STATE_FIELD_NUMBER: _builtins.int
     DECK_ORDER_FIELD_NUMBER: _builtins.int
+    BY_REFERENCE_FIELD_NUMBER: _builtins.int
+    by_reference: _builtins.bool
+    """Answer with a reference to the new state instead of its snapshot (see GameState)."""
     @_builtins.property
     def state(self) -> Global___GameState: ...
     @_builtins.property
@@ -436,10 +459,11 @@ class DealRequest(_message.Message):
         *,
         state: Global___GameState | None = ...,
         deck_order: _abc.Iterable[_builtins.str] | None = ...,
+        by_reference: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deck_order", b"deck_order", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_reference", b"by_reference", "deck_order", b"deck_order", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -482,6 +506,7 @@ class ApplyActionRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     INCLUDE_VIEWS_OF_SEATS_TO_ACT_FIELD_NUMBER: _builtins.int
     TYPED_VIEWS_FIELD_NUMBER: _builtins.int
+    BY_REFERENCE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     action: _builtins.str
     """The action in text form: "play QS", "bid 2", "pass 2C 3D 4H", "contract NT", "give 7H",
@@ -495,6 +520,8 @@ class ApplyActionRequest(_message.Message):
     """Give those views as typed messages (`SeatView.seat_view`) instead of Structs; see
     GetViewRequest.typed_view for why the choice is the caller's.
     """
+    by_reference: _builtins.bool
+    """Answer with a reference to the new state instead of its snapshot (see GameState)."""
     @_builtins.property
     def state(self) -> Global___GameState: ...
     def __init__(
@@ -505,10 +532,11 @@ class ApplyActionRequest(_message.Message):
         action: _builtins.str = ...,
         include_views_of_seats_to_act: _builtins.bool = ...,
         typed_views: _builtins.bool = ...,
+        by_reference: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "include_views_of_seats_to_act", b"include_views_of_seats_to_act", "seat", b"seat", "state", b"state", "typed_views", b"typed_views"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "by_reference", b"by_reference", "include_views_of_seats_to_act", b"include_views_of_seats_to_act", "seat", b"seat", "state", b"state", "typed_views", b"typed_views"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

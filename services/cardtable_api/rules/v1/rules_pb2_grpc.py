@@ -26,12 +26,14 @@ if _version_not_supported:
 
 
 class RulesServiceStub:
-    """The one authority on game logic. Stateless: the state travels with each call as a
-    GameState, which the service treats as untrusted input. A move costs the same whatever the
-    length of the game: nothing is replayed per call.
+    """The one authority on game logic. The state travels with each call as a GameState, which the
+    service treats as untrusted input: either the whole snapshot, or a reference to a state this
+    replica answered with recently (see GameState). A move costs the same whatever the length
+    of the game: nothing is replayed per call.
 
     Errors: INVALID_ARGUMENT for malformed requests (unknown game, bad card text, corrupt
-    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player.
+    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player;
+    NOT_FOUND for a state reference this replica does not hold (send the snapshot, or rebuild).
     """
 
     def __init__(self, channel):
@@ -83,12 +85,14 @@ class RulesServiceStub:
 
 
 class RulesServiceServicer:
-    """The one authority on game logic. Stateless: the state travels with each call as a
-    GameState, which the service treats as untrusted input. A move costs the same whatever the
-    length of the game: nothing is replayed per call.
+    """The one authority on game logic. The state travels with each call as a GameState, which the
+    service treats as untrusted input: either the whole snapshot, or a reference to a state this
+    replica answered with recently (see GameState). A move costs the same whatever the length
+    of the game: nothing is replayed per call.
 
     Errors: INVALID_ARGUMENT for malformed requests (unknown game, bad card text, corrupt
-    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player.
+    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player;
+    NOT_FOUND for a state reference this replica does not hold (send the snapshot, or rebuild).
     """
 
     def ListGames(self, request, context):
@@ -204,12 +208,14 @@ def add_RulesServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RulesService:
-    """The one authority on game logic. Stateless: the state travels with each call as a
-    GameState, which the service treats as untrusted input. A move costs the same whatever the
-    length of the game: nothing is replayed per call.
+    """The one authority on game logic. The state travels with each call as a GameState, which the
+    service treats as untrusted input: either the whole snapshot, or a reference to a state this
+    replica answered with recently (see GameState). A move costs the same whatever the length
+    of the game: nothing is replayed per call.
 
     Errors: INVALID_ARGUMENT for malformed requests (unknown game, bad card text, corrupt
-    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player.
+    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player;
+    NOT_FOUND for a state reference this replica does not hold (send the snapshot, or rebuild).
     """
 
     @staticmethod

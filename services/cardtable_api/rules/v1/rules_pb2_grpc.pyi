@@ -27,12 +27,14 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class RulesServiceStub:
-    """The one authority on game logic. Stateless: the state travels with each call as a
-    GameState, which the service treats as untrusted input. A move costs the same whatever the
-    length of the game: nothing is replayed per call.
+    """The one authority on game logic. The state travels with each call as a GameState, which the
+    service treats as untrusted input: either the whole snapshot, or a reference to a state this
+    replica answered with recently (see GameState). A move costs the same whatever the length
+    of the game: nothing is replayed per call.
 
     Errors: INVALID_ARGUMENT for malformed requests (unknown game, bad card text, corrupt
-    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player.
+    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player;
+    NOT_FOUND for a state reference this replica does not hold (send the snapshot, or rebuild).
     """
 
     @_typing.overload
@@ -65,12 +67,14 @@ class RulesServiceStub:
 
 @_typing.type_check_only
 class RulesServiceAsyncStub(RulesServiceStub):
-    """The one authority on game logic. Stateless: the state travels with each call as a
-    GameState, which the service treats as untrusted input. A move costs the same whatever the
-    length of the game: nothing is replayed per call.
+    """The one authority on game logic. The state travels with each call as a GameState, which the
+    service treats as untrusted input: either the whole snapshot, or a reference to a state this
+    replica answered with recently (see GameState). A move costs the same whatever the length
+    of the game: nothing is replayed per call.
 
     Errors: INVALID_ARGUMENT for malformed requests (unknown game, bad card text, corrupt
-    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player.
+    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player;
+    NOT_FOUND for a state reference this replica does not hold (send the snapshot, or rebuild).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -99,12 +103,14 @@ class RulesServiceAsyncStub(RulesServiceStub):
     """
 
 class RulesServiceServicer(metaclass=_abc_1.ABCMeta):
-    """The one authority on game logic. Stateless: the state travels with each call as a
-    GameState, which the service treats as untrusted input. A move costs the same whatever the
-    length of the game: nothing is replayed per call.
+    """The one authority on game logic. The state travels with each call as a GameState, which the
+    service treats as untrusted input: either the whole snapshot, or a reference to a state this
+    replica answered with recently (see GameState). A move costs the same whatever the length
+    of the game: nothing is replayed per call.
 
     Errors: INVALID_ARGUMENT for malformed requests (unknown game, bad card text, corrupt
-    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player.
+    state); FAILED_PRECONDITION for moves the rules forbid, with a message for the player;
+    NOT_FOUND for a state reference this replica does not hold (send the snapshot, or rebuild).
     """
 
     @_abc_1.abstractmethod
