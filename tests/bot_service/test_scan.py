@@ -48,10 +48,10 @@ class _NoClaims:
         return []
 
 
-def _supervisor(lobby: _Lobby) -> BotSupervisor:
+def _supervisor(lobby: _Lobby, claims: object | None = None) -> BotSupervisor:
     return BotSupervisor(
         client=cast(TableClient, lobby),
-        claims=cast(SeatClaims, _NoClaims()),
+        claims=cast(SeatClaims, claims if claims is not None else _NoClaims()),
         strategies=lambda name: cast(Strategy, None),
         default_strategy="rules",
         metrics=BotMetrics(CollectorRegistry()),
@@ -131,25 +131,11 @@ class _CountedLobby(_Lobby):
         return []
 
 
-def _supervisor_with(lobby: _Lobby, claims: _ClaimsAway) -> BotSupervisor:
-    return BotSupervisor(
-        client=cast(TableClient, lobby),
-        claims=cast(SeatClaims, claims),
-        strategies=lambda name: cast(Strategy, None),
-        default_strategy="rules",
-        metrics=BotMetrics(CollectorRegistry()),
-        max_seats=10,
-        max_waiting_seats=100,
-        rescan_seconds=5.0,
-        reclaim_grace_seconds=0.0,
-    )
-
-
 async def test_a_seat_request_whose_claim_failed_brings_the_next_scan_forward() -> None:
     """A new table's seats would otherwise wait out the whole rescan interval (5 s) after the
     claims bucket has a leader again."""
     lobby = _CountedLobby()
-    supervisor = _supervisor_with(lobby, _ClaimsAway())
+    supervisor = _supervisor(lobby, _ClaimsAway())
     await supervisor.start()
     try:
         await asyncio.sleep(0.2)
@@ -167,7 +153,7 @@ async def test_a_renewal_that_failed_is_tried_again_soon_not_a_renewal_interval_
     """The claim's lease (three quarters of its TTL) must not run out while the bucket's new
     leader is elected: the retry comes at the next look, a second later, not 5 s later."""
     claims = _ClaimsAway(due=[("table", 1)])
-    supervisor = _supervisor_with(_CountedLobby(), claims)
+    supervisor = _supervisor(_CountedLobby(), claims)
     began = time.monotonic()
     await supervisor.start()
     try:

@@ -14,9 +14,10 @@ import random
 import pytest
 
 from cardtable.rules_service import codec
-from cardtable.rules_service.servicer import apply_action, deal, get_view, legal_actions, new_game
+from cardtable.rules_service.servicer import apply_action, deal, get_view, new_game
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2
+from tests.rules_service.legal_play import random_legal_action
 
 GAMES = [("hearts", 4), ("whist", 4), ("belote", 4), ("358", 3)]
 
@@ -42,14 +43,6 @@ def _started(game: str, players: int, rng: random.Random) -> rules_pb2.GameState
     return deal(rules_pb2.DealRequest(state=created.state, deck_order=deck)).state
 
 
-def _next_action(state: rules_pb2.GameState, seat: int, rng: random.Random) -> str:
-    legal = legal_actions(rules_pb2.LegalActionsRequest(state=state, seat=seat))
-    if legal.HasField("choose_cards"):
-        cards = rng.sample(list(legal.choose_cards.cards), legal.choose_cards.count)
-        return " ".join([legal.choose_cards.verb, *cards])
-    return rng.choice(list(legal.actions))
-
-
 @pytest.mark.parametrize(("game", "players"), GAMES)
 def test_shared_states_stay_as_their_snapshots_say(
     game: str, players: int, fresh_memo: codec.StateMemo
@@ -71,7 +64,7 @@ def test_shared_states_stay_as_their_snapshots_say(
             continue
         seat = status.to_act[0]
         get_view(rules_pb2.GetViewRequest(state=state, seat=seat))
-        action = _next_action(state, seat, rng)
+        action = random_legal_action(state, seat, rng)
         _remembered_as_sent(fresh_memo, state)  # reading it changed nothing
         applied = apply_action(
             rules_pb2.ApplyActionRequest(
@@ -94,7 +87,7 @@ def test_a_state_moved_past_is_checked_in_full_when_sent_again(
     state = _started("hearts", 4, rng)
     status = get_view(rules_pb2.GetViewRequest(state=state, seat=0)).status
     seat = status.to_act[0]
-    action = _next_action(state, seat, rng)
+    action = random_legal_action(state, seat, rng)
     request = rules_pb2.ApplyActionRequest(state=state, seat=seat, action=action)
     first = apply_action(request)
     assert fresh_memo.peek(state.snapshot) is None
@@ -111,7 +104,7 @@ def test_an_illegal_action_leaves_the_snapshot_usable(fresh_memo: codec.StateMem
     other = (seat + 1) % 4
     with pytest.raises(Exception, match="turn"):
         apply_action(rules_pb2.ApplyActionRequest(state=state, seat=other, action="bid 0"))
-    action = _next_action(state, seat, rng)
+    action = random_legal_action(state, seat, rng)
     applied = apply_action(rules_pb2.ApplyActionRequest(state=state, seat=seat, action=action))
     _remembered_as_sent(fresh_memo, applied.state)
 
@@ -155,7 +148,7 @@ def test_a_finished_game_is_not_remembered(fresh_memo: codec.StateMemo) -> None:
         seat = status.to_act[0]
         applied = apply_action(
             rules_pb2.ApplyActionRequest(
-                state=state, seat=seat, action=_next_action(state, seat, rng)
+                state=state, seat=seat, action=random_legal_action(state, seat, rng)
             )
         )
         state, status = applied.state, applied.status

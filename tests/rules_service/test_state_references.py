@@ -14,9 +14,10 @@ from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.platform.grpc_server import RunningServer, start_server
 from cardtable.rules_service import codec
 from cardtable.rules_service.main import rules_service
-from cardtable.rules_service.servicer import apply_action, deal, get_view, legal_actions, new_game
+from cardtable.rules_service.servicer import apply_action, deal, get_view, new_game
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
+from tests.rules_service.legal_play import random_legal_action
 
 GAMES = [("hearts", 4), ("whist", 5), ("belote", 4), ("358", 3)]
 TABLE, OTHER_TABLE = "table-a", "table-b"
@@ -46,14 +47,6 @@ def _started(
     )
 
 
-def _choose(state: rules_pb2.GameState, seat: int, rng: random.Random) -> str:
-    legal = legal_actions(rules_pb2.LegalActionsRequest(state=state, seat=seat))
-    if legal.HasField("choose_cards"):
-        cards = rng.sample(list(legal.choose_cards.cards), legal.choose_cards.count)
-        return " ".join([legal.choose_cards.verb, *cards])
-    return rng.choice(list(legal.actions))
-
-
 def _play(game: str, players: int, seed: int, *, by_reference: bool) -> list[object]:
     """A whole game, every answer recorded but the state's own encoding."""
     rng = random.Random(seed)
@@ -75,7 +68,7 @@ def _play(game: str, players: int, seed: int, *, by_reference: bool) -> list[obj
             rules_pb2.ApplyActionRequest(
                 state=state,
                 seat=seat,
-                action=_choose(state, seat, rng),
+                action=random_legal_action(state, seat, rng),
                 include_views_of_seats_to_act=True,
                 typed_views=True,
                 by_reference=by_reference,
@@ -120,7 +113,10 @@ def test_a_reference_moved_past_is_not_found_while_the_new_one_works() -> None:
     dealt = _started("hearts", 4, 2, by_reference=True)
     seat = dealt.status.to_act[0]
     request = rules_pb2.ApplyActionRequest(
-        state=dealt.state, seat=seat, action=_choose(dealt.state, seat, rng), by_reference=True
+        state=dealt.state,
+        seat=seat,
+        action=random_legal_action(dealt.state, seat, rng),
+        by_reference=True,
     )
     moved = apply_action(request)
     with pytest.raises(codec.StateNotFoundError):
@@ -140,7 +136,7 @@ def test_a_reference_is_honoured_only_for_the_scope_it_was_made_for() -> None:
     misused.CopyFrom(a.state)
     misused.scope = OTHER_TABLE
     seat = a.status.to_act[0]
-    action = _choose(a.state, seat, random.Random(3))
+    action = random_legal_action(a.state, seat, random.Random(3))
     with pytest.raises(codec.StateNotFoundError):
         apply_action(rules_pb2.ApplyActionRequest(state=misused, seat=seat, action=action))
     with pytest.raises(codec.StateNotFoundError):
@@ -183,7 +179,7 @@ def test_a_refused_move_leaves_the_state_where_it_was(
         else fresh_memo.peek(dealt.state.snapshot)
     )
     assert remembered is not None and remembered.to_act() == (seat,)
-    action = _choose(dealt.state, seat, random.Random(5))
+    action = random_legal_action(dealt.state, seat, random.Random(5))
     assert apply_action(
         rules_pb2.ApplyActionRequest(state=dealt.state, seat=seat, action=action)
     ).status

@@ -6,20 +6,13 @@ import random
 
 import pytest
 
-from cardtable.rules_service.servicer import apply_action, deal, legal_actions, new_game
+from cardtable.rules_service.servicer import apply_action, deal, new_game
 from cardtable.views.names import STATUS_PHASES
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2
+from tests.rules_service.legal_play import random_legal_action
 
 GAMES = [("hearts", 4), ("whist", 3), ("belote", 4), ("358", 3)]
-
-
-def _action(state: rules_pb2.GameState, seat: int, rng: random.Random) -> str:
-    legal = legal_actions(rules_pb2.LegalActionsRequest(state=state, seat=seat))
-    if legal.HasField("choose_cards"):
-        cards = rng.sample(list(legal.choose_cards.cards), legal.choose_cards.count)
-        return " ".join([legal.choose_cards.verb, *cards])
-    return rng.choice(list(legal.actions))
 
 
 @pytest.mark.parametrize(("game", "players"), GAMES)
@@ -37,7 +30,7 @@ def test_every_status_of_a_game_has_its_phase_as_enum_and_as_text(game: str, pla
         else:
             seat = status.to_act[0]
             request = rules_pb2.ApplyActionRequest(
-                state=state, seat=seat, action=_action(state, seat, rng)
+                state=state, seat=seat, action=random_legal_action(state, seat, rng)
             )
             reply = apply_action(request)
         state, status = reply.state, reply.status
