@@ -46,6 +46,7 @@ async def test_a_paced_log_is_projected_and_every_message_counted_by_the_service
     messages = round(RATE * SECONDS)
     assert figures["messages"] == messages
     assert figures["projected_messages"] == messages  # the service's histogram, after warm-up
+    assert figures["dead_letters"] == 0  # projected, not refused: the log is signed
     assert figures["warm_up_messages"] == WARM_UP
     assert figures["achieved_messages_per_s"] == pytest.approx(RATE, rel=0.05)
     assert figures["kept_pace"]

@@ -48,7 +48,14 @@ from cardtable_tools.bench.scoring_log import (
     log_messages,
     log_schedule,
 )
-from cardtable_tools.bench.scrape import HistogramSnapshot, histogram_since, scrape_histogram, to_ms
+from cardtable_tools.bench.scrape import (
+    HistogramSnapshot,
+    histogram_since,
+    sample_sum,
+    scrape_histogram,
+    scrape_metrics,
+    to_ms,
+)
 from cardtable_tools.bench.stack import SystemStack, system_stack
 from cardtable_tools.bench.system import (
     CATCH_UP_LIMIT_SECONDS,
@@ -203,7 +210,8 @@ async def projection_lag_at_rate(
     progress("lag: starting the scoring service", 0, 1)
     async with system_stack(log_dir, services=("scoring",), prefix_stem="lag") as stack:
         names = LogNames.from_prefix(stack.prefix)  # as the service reads EVENT_PREFIX
-        log = log_messages(itertools.islice(schedule, warm_up + count), names)
+        # Signed as the table service signs: the service refuses (dead-letters) anything else.
+        log = log_messages(itertools.islice(schedule, warm_up + count), names, stack.log_signer)
         connection = await connect_nats(stack.nats_url, name="bench-scoring-lag")
         try:
             js = connection.jetstream
@@ -254,6 +262,7 @@ async def _measure(
     """Append at ``rate``, wait for the projection, and read what the service measured."""
     metrics_port = stack.services["scoring"].metrics_port
     before = await scrape_histogram(metrics_port, LAG_HISTOGRAM)
+    letters_before = await _dead_letters(metrics_port)
     cpu = CpuMeter(stack)
     times = arrival_times(count, count / rate)
     step = f"lag: appending at {rate:,.0f} messages/s"
@@ -262,8 +271,18 @@ async def _measure(
     catch_up = await _caught_up(stack)
     cpu_used = {_process(name): used for name, used in cpu.used().items()}
     lag = await lag_since(metrics_port, before, appended.messages)
+    letters = await _dead_letters(metrics_port) - letters_before
+    if letters:
+        raise RuntimeError(
+            f"the scoring service set {letters:.0f} of {appended.messages} messages aside as "
+            "dead letters: the lag would be that of refusals, not of a projection"
+        )
     progress("lag: projection catching up", 1, 1)
-    return _figures(rate, appended, lag, catch_up, cpu_used)
+    return {**_figures(rate, appended, lag, catch_up, cpu_used), "dead_letters": int(letters)}
+
+
+async def _dead_letters(metrics_port: int) -> float:
+    return sample_sum(await scrape_metrics(metrics_port), "scoring_dead_letters_total")
 
 
 async def _caught_up(stack: SystemStack) -> float:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from nats.js import JetStreamContext
 
 from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import SIGNATURE_HEADER, BatchSigner, batch_sha256
 from cardtable.scoring_service.messages import KNOWN_SCHEMA_VERSION, SCHEMA_HEADER
+from cardtable_api.events.v1 import events_pb2
 from cardtable_tools.simulation.event_log import (
     TableCopy,
     TableTemplate,
@@ -119,25 +121,38 @@ class LogMessage:
 
 
 def log_messages(
-    schedule: Iterable[tuple[TableCopy, int]], names: LogNames
+    schedule: Iterable[tuple[TableCopy, int]],
+    names: LogNames,
+    signer: BatchSigner | None = None,
 ) -> Iterator[LogMessage]:
     """The schedule as messages for a fresh stream, appended in order.
 
     Each table's expected last subject sequence is the stream sequence of its previous message,
     as the table service's optimistic concurrency check sends it; so a message appended out of
-    order, or twice, is refused by JetStream rather than silently kept.
+    order, or twice, is refused by JetStream rather than silently kept. With ``signer`` each
+    batch is chained to its table's previous one and signed, as the table service writes them
+    (a scoring service given the public key refuses anything else).
     """
     last_on_subject: dict[str, int] = {}
+    last_digest: dict[str, bytes] = {}
     for sequence, (copy, index) in enumerate(schedule, start=1):
         expected = last_on_subject.get(copy.table_id, 0)
         last_on_subject[copy.table_id] = sequence
+        data, headers = copy.batch(index), _headers(copy, index, expected)
+        if signer is not None:
+            batch = events_pb2.EventBatch.FromString(data)
+            batch.previous_batch_sha256 = last_digest.get(copy.table_id, b"")
+            data = batch.SerializeToString()
+            headers[SIGNATURE_HEADER] = signer.sign(data)
+            last_digest[copy.table_id] = batch_sha256(data)
         if index + 1 == len(copy.template.batches):
             del last_on_subject[copy.table_id]  # the table is over
+            last_digest.pop(copy.table_id, None)
         yield LogMessage(
             sequence=sequence,
             subject=names.table_subject(copy.table_id),
-            data=copy.batch(index),
-            headers=_headers(copy, index, expected),
+            data=data,
+            headers=headers,
             events=len(copy.template.events[index]),
         )
 

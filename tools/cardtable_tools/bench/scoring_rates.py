@@ -39,6 +39,7 @@ from prometheus_client import CollectorRegistry
 
 from cardtable.eventlog.store import EventStore
 from cardtable.platform.log_names import LogNames
+from cardtable.platform.log_signing import BatchSigner, BatchVerifier
 from cardtable.platform.nats import connect_nats
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.committed_state import CommittedState
@@ -118,13 +119,15 @@ async def publish_log(
     schedule: Iterator[tuple[TableCopy, int]],
     messages: int,
     progress: Progress,
+    signer: BatchSigner | None = None,
 ) -> int:
-    """Append the log to a new stream, acks awaited in windows; returns the last sequence."""
+    """Append the log to a new stream, acks awaited in windows; returns the last sequence.
+    With ``signer``, signed and chained as the table service writes it."""
     connection = await connect_nats(nats_url, name="bench-scoring-publisher")
     try:
         js = connection.jetstream
         await EventStore(js, names).ensure_stream()
-        log = log_messages(schedule, names)
+        log = log_messages(schedule, names, signer)
         return await append_log(
             js, names, log, messages, progress, "appending the log to JetStream"
         )
@@ -191,8 +194,10 @@ async def live_rate(
     last_sequence: int,
     events: int,
     progress: Progress,
+    verifier: BatchVerifier | None = None,
 ) -> float:
-    """Events per second of the live consumer (default settings) catching up on the log."""
+    """Events per second of the live consumer (default settings) catching up on the log,
+    each batch's signature and chain checked with ``verifier`` as in production."""
     settings = ConsumerSettings(
         log=names, consumer_name="scoring", schema="scoring", batch_size=256, ack_wait_seconds=30.0
     )
@@ -203,7 +208,7 @@ async def live_rate(
             await apply_migrations(db, settings.schema)
         consumer = ProjectionConsumer(
             connection.jetstream,
-            ProjectionWriter(db_pool, names, CommittedState.for_live_consumer()),
+            ProjectionWriter(db_pool, names, CommittedState.for_live_consumer(), verifier),
             settings,
             ProjectionMetrics(CollectorRegistry()),
             reader=SequenceReader(connection.client, names.stream),
@@ -264,8 +269,11 @@ async def scoring_rates(
         events += len(copy.template.events[index])
     names = LogNames.from_prefix(f"BENCH{secrets.token_hex(3).upper()}")
     async with bench_servers() as servers, fresh_database(servers.database_url) as database_url:
+        # Signed and verified as in production: checking each batch is part of the cost.
+        signer = BatchSigner.generate()
+        verifier = BatchVerifier([signer.public_key])
         last_sequence = await publish_log(
-            servers.nats_url, names, log_schedule(pool, games), messages, progress
+            servers.nats_url, names, log_schedule(pool, games), messages, progress, signer
         )
         plain = await plain_insert_rates(database_url, pool, games, events, progress)
 
@@ -278,9 +286,10 @@ async def scoring_rates(
                 schema="scoring_rebuild",
                 on_progress=lambda step: progress("rebuild", step.position, last_sequence),
                 reader_nats_url=servers.nats_url,
+                verifier=verifier,
             )
             live = await live_rate(
-                servers.nats_url, database_url, names, last_sequence, events, progress
+                servers.nats_url, database_url, names, last_sequence, events, progress, verifier
             )
             identical = await projections_identical(database_url, progress)
             await connection.jetstream.delete_stream(names.stream)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cardtable.platform.log_signing import BatchSigner
 from cardtable.platform.tokens import TokenCodec
 from cardtable.table_service.log_security import LogSecurity
 from cardtable_tools.servers.dev_servers import async_dev_servers
@@ -42,6 +43,9 @@ class SystemStack:
     services: dict[str, ServiceProcess]
     #: Server processes we started ourselves (embedded wheels), by name; empty for env servers.
     server_pids: dict[str, int] = field(default_factory=dict)
+    #: The table service's log signing key: a benchmark that appends its own log signs it with
+    #: this, or the scoring service refuses every batch as unsigned.
+    log_signer: BatchSigner | None = None
 
     @property
     def stream(self) -> str:
@@ -106,7 +110,14 @@ async def system_stack(
             stack.callback(service.terminate)
             started[name] = service
         yield SystemStack(
-            nats_url, database_url, prefix, key, TokenCodec(key), started, server_pids
+            nats_url,
+            database_url,
+            prefix,
+            key,
+            TokenCodec(key),
+            started,
+            server_pids,
+            log_signer=log_keys.signer,
         )
 
 
