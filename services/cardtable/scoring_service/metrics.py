@@ -51,6 +51,12 @@ class ProjectionMetrics:
             "Messages read by sequence because the durable consumer did not deliver them.",
             registry=registry,
         )
+        self.vouched = Counter(
+            "scoring_batches_vouched_total",
+            "Batches whose signature was not verified on its own: a later batch of the same "
+            "table, verified in the same transaction, names its digest (log_signing).",
+            registry=registry,
+        )
         self.position = Gauge(
             "scoring_projection_position",
             "Stream sequence of the last batch committed.",
@@ -67,6 +73,7 @@ class ProjectionMetrics:
         """Count one committed run of messages and the lag of each."""
         self.batches.inc(outcome.projected)
         self.events.inc(outcome.events)
+        self.vouched.inc(outcome.vouched)
         self.skipped.labels("redelivered").inc(outcome.already_projected)
         self.skipped.labels("duplicate").inc(outcome.duplicates)
         self.dead_letters.inc(len(outcome.dead_letters))

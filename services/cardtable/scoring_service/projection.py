@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +35,10 @@ from cardtable.platform.log_signing import (
     SIGNATURE_HEADER,
     BatchVerifier,
     LogIntegrityError,
+    SignedBatch,
     batch_sha256,
     check_next,
+    vouched_batches,
 )
 from cardtable.platform.rated_tables import table_is_rated
 from cardtable.scoring_service.messages import DecodedBatch, PoisonMessageError
@@ -117,6 +119,26 @@ class Projection:
         self.finished: list[FinishedGame] = []
         self.gaps: list[VersionGap] = []
         self._changed: dict[tuple[str, tuple[Any, ...]], Row] = {}
+        #: Sequences of batches already authenticated by :meth:`vouch`.
+        self._vouched: set[int] = set()
+
+    def vouch(self, batches: Sequence[DecodedBatch]) -> int:
+        """Authenticate the batches about to be applied with one signature per table: each
+        table's last batch here, verified, vouches for those before it through their chain
+        links (``log_signing.vouched_batches``). The rest are verified one by one as they are
+        applied. Returns how many signatures need no verification of their own."""
+        if self.verifier is None:
+            return 0
+        by_table: dict[str, list[DecodedBatch]] = {}
+        for decoded in batches:
+            by_table.setdefault(decoded.table_id, []).append(decoded)
+        spared = 0
+        for group in by_table.values():
+            chain = [SignedBatch(d.payload, d.headers, d.batch) for d in group]
+            count = vouched_batches(self.verifier, chain)
+            self._vouched.update(decoded.sequence for decoded in group[len(group) - count :])
+            spared += max(count - 1, 0)
+        return spared
 
     # -- what changed ----------------------------------------------------------------------
     def changed(self) -> Iterator[Row]:
@@ -177,6 +199,7 @@ class Projection:
                 last_version=state.game.table_version if state else 0,
                 signed_before=state.game.signed if state else False,
                 signed_from=self.signed_from,
+                vouched=decoded.sequence in self._vouched,
             )
         except LogIntegrityError as error:
             raise PoisonMessageError(f"the batch failed verification: {error}") from None

@@ -84,6 +84,8 @@ class ProjectionOutcome:
     duplicates: int = 0
     already_projected: int = 0
     events: int = 0
+    #: Batches authenticated by a later batch's signature, with no verification of their own.
+    vouched: int = 0
     dead_letters: dict[int, str] = field(default_factory=dict)
     gaps: list[VersionGap] = field(default_factory=list)
 
@@ -94,6 +96,7 @@ class ProjectionOutcome:
         self.duplicates += other.duplicates
         self.already_projected += other.already_projected
         self.events += other.events
+        self.vouched += other.vouched
         self.dead_letters.update(other.dead_letters)
         self.gaps.extend(other.gaps)
 
@@ -332,6 +335,7 @@ class ProjectionWriter:
             batches = [decoded[m.sequence] for m in fresh if m.sequence not in poison]
             tables = await self._load_tables(connection, sorted({b.table_id for b in batches}))
             projection = Projection(tables, self._verifier, self.signed_from)
+            outcome.vouched = projection.vouch(batches)
             for batch in batches:
                 try:
                     applied = projection.apply(batch)
