@@ -12,9 +12,11 @@ import pytest
 
 from cardtable.engine.errors import IllegalAction, InvalidInput
 from cardtable.platform.grpc_server import RunningServer, start_server
+from cardtable.platform.settings import SettingsError
 from cardtable.rules_service import codec
 from cardtable.rules_service.main import rules_service
 from cardtable.rules_service.servicer import apply_action, deal, get_view, new_game
+from cardtable.rules_service.settings import RulesSettings
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 from tests.rules_service.legal_play import random_legal_action
@@ -266,3 +268,39 @@ def test_options_are_kept_by_reference_as_by_snapshot() -> None:
             deal(rules_pb2.DealRequest(state=created.state, deck_order=order)).state
         ).to_snapshot()
     )
+
+
+async def test_the_memo_size_is_a_setting_and_its_figures_are_scraped() -> None:
+    """As operators run it: ``RULES_STATE_MEMO_SIZE`` bounds the states held, and the metrics
+    say how many are held, how many were evicted and how many references were not found."""
+    from cardtable_tools.bench.scrape import sample_sum, scrape_metrics
+    from cardtable_tools.stack.processes import start
+
+    service = await start("rules", {"RULES_STATE_MEMO_SIZE": "2"})
+    try:
+        async with grpc.aio.insecure_channel(service.address) as channel:
+            rules = rules_pb2_grpc.RulesServiceStub(channel)
+            dealt = []
+            for table in range(3):
+                created = await rules.NewGame(rules_pb2.NewGameRequest(game="hearts", players=4))
+                created.state.scope = f"table-{table}"
+                order = _deck("hearts", 4, random.Random(table))
+                request = rules_pb2.DealRequest(
+                    state=created.state, deck_order=order, by_reference=True
+                )
+                dealt.append(await rules.Deal(request))
+            with pytest.raises(grpc.aio.AioRpcError) as evicted:
+                await rules.GetView(rules_pb2.GetViewRequest(state=dealt[0].state, seat=0))
+            assert evicted.value.code() == grpc.StatusCode.NOT_FOUND
+            assert (await rules.GetView(rules_pb2.GetViewRequest(state=dealt[2].state))).status
+        text = await scrape_metrics(service.metrics_port)
+        assert sample_sum(text, "rules_states_held") == 2
+        assert sample_sum(text, "rules_states_evicted_total") >= 1
+        assert sample_sum(text, "rules_state_references_not_found_total") == 1
+    finally:
+        assert service.terminate() == 0
+
+
+def test_a_memo_size_out_of_bounds_is_refused_at_start() -> None:
+    with pytest.raises(SettingsError, match="RULES_STATE_MEMO_SIZE=0"):
+        RulesSettings.from_env({"RULES_STATE_MEMO_SIZE": "0"})

@@ -64,12 +64,20 @@ class StateMemo:
 
     def __init__(self, size: int = 20_000) -> None:
         self._size = size
+        #: States dropped to stay within ``size``, and references asked for and not held.
+        self.evicted = 0
+        self.references_not_found = 0
         #: Keys: a snapshot's 32-byte digest, or ``REFERENCE_TAG`` and a reference; values:
         #: the scope a reference was made for ("" for a snapshot) and the state.
         self._states: OrderedDict[bytes, tuple[str, GameState]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._states)
+
+    def resize(self, size: int) -> None:
+        """Hold at most ``size`` states from now on (the setting, read at start-up)."""
+        self._size = size
+        self._trim()
 
     def peek(self, snapshot: bytes) -> GameState | None:
         """The remembered state, shared: the caller must not change it."""
@@ -116,8 +124,12 @@ class StateMemo:
             return
         self._states[key] = (scope, state)
         self._states.move_to_end(key)
+        self._trim()
+
+    def _trim(self) -> None:
         while len(self._states) > self._size:
             self._states.popitem(last=False)
+            self.evicted += 1
 
 
 #: Set apart from snapshot digests (32 bytes), so a reference never names a snapshot's entry.
@@ -179,6 +191,7 @@ def _referenced_state(
         return state
     if state is not None:  # the right reference for another game: keep it for its own caller
         MEMO.put_reference(reference, scope, state)
+    MEMO.references_not_found += 1
     raise StateNotFoundError(
         "this rules replica holds no such state (made by another replica, retired by a later "
         "move or a restart, or made for another scope): send the snapshot or rebuild it"

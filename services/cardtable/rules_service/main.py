@@ -1,7 +1,8 @@
 """Composition root of the rules service: read settings, build the servicer, serve.
 
 Run it with ``python -m cardtable.rules_service.main`` (or the ``cardtable-rules`` entry
-point). Settings come from the environment: ``GRPC_PORT``, ``METRICS_PORT``, ``LOG_LEVEL``.
+point). Settings come from the environment: ``GRPC_PORT``, ``METRICS_PORT``, ``LOG_LEVEL``,
+``RULES_STATE_MEMO_SIZE`` (``settings``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from collections.abc import Mapping
 from cardtable.platform.entrypoint import run_service
 from cardtable.platform.grpc_server import Service, serve
 from cardtable.platform.logging import configure_logging, get_logger
-from cardtable.platform.settings import ServerSettings
+from cardtable.platform.metrics import new_registry
+from cardtable.rules_service import codec
+from cardtable.rules_service.metrics import StateMemoCollector
 from cardtable.rules_service.servicer import RulesServicer
+from cardtable.rules_service.settings import RulesSettings
 from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
@@ -30,9 +34,14 @@ def rules_service() -> Service:
 
 async def run(env: Mapping[str, str]) -> None:
     """Serve until SIGTERM or Ctrl-C."""
-    settings = ServerSettings.from_env(env)
-    configure_logging(settings.log_level, service="rules")
-    await serve(settings, [rules_service()], logger=get_logger("cardtable.rules"))
+    settings = RulesSettings.from_env(env)
+    configure_logging(settings.server.log_level, service="rules")
+    codec.MEMO.resize(settings.state_memo_size)
+    registry = new_registry()
+    registry.register(StateMemoCollector(lambda: codec.MEMO))
+    await serve(
+        settings.server, [rules_service()], logger=get_logger("cardtable.rules"), registry=registry
+    )
 
 
 def main() -> int:
