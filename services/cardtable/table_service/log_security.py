@@ -12,7 +12,7 @@ ERROR and counts it, which is what an operator alerts on (docs/security.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cardtable.eventlog.store import StoredBatch
@@ -22,9 +22,11 @@ from cardtable.platform.log_signing import (
     BatchVerifier,
     LogIntegrityError,
     LogKeyError,
+    SignedBatch,
     batch_sha256,
     check_next,
     parse_public_keys,
+    vouched_batches,
 )
 from cardtable.platform.settings import EnvReader
 from cardtable.table_service.state import TableState
@@ -115,8 +117,18 @@ class LogSecurity:
         return self.signer.sign(payload)
 
     # -- in -------------------------------------------------------------------------------------
-    def verify(self, state: TableState, stored: StoredBatch, signed_from: int) -> None:
-        """Check the next stored batch of ``state``'s table; :class:`LogIntegrityError` if not."""
+    def vouched(self, batches: Sequence[StoredBatch]) -> int:
+        """How many of one table's ``batches`` (in log order), counted from the last back, one
+        verified signature authenticates through their chain links
+        (``log_signing.vouched_batches``): those need no verification of their own."""
+        chain = [SignedBatch(stored.payload, stored.headers, stored.batch) for stored in batches]
+        return vouched_batches(self.verifier, chain)
+
+    def verify(
+        self, state: TableState, stored: StoredBatch, signed_from: int, *, vouched: bool = False
+    ) -> None:
+        """Check the next stored batch of ``state``'s table; :class:`LogIntegrityError` if not.
+        A ``vouched`` batch (see :meth:`vouched`) has every check but its own signature's."""
         if stored.batch.table_id != state.table_id:
             raise LogIntegrityError(
                 f"the batch belongs to table {stored.batch.table_id!r}",
@@ -133,6 +145,7 @@ class LogSecurity:
             last_version=state.version,
             signed_before=state.signed,
             signed_from=signed_from,
+            vouched=vouched,
         )
         state.signed = state.signed or key_id is not None
 
