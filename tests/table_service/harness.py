@@ -235,6 +235,15 @@ class Player:
         )
 
 
+async def seated_quick_hearts(cluster: Cluster, name: str) -> tuple[str, dict[int, Player]]:
+    """A Hearts quick game whose four seats ``name0``..``name3`` have taken: it is running."""
+    table_id = await cluster.player("host").create("hearts", 4, {"quick": "true"})
+    players = {seat: cluster.player(f"{name}{seat}") for seat in range(4)}
+    for seat, player in players.items():
+        await player.join(table_id, seat)
+    return table_id, players
+
+
 def pick_action(view: views_pb2.SeatView, rng: Any) -> str:
     """A random legal action from a seat's own view (as a simple client would choose)."""
     action = random_legal_action(view, rng)

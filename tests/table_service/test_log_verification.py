@@ -10,7 +10,12 @@ from __future__ import annotations
 import random
 
 from cardtable_tools.servers.provisioning import NatsNamespace
-from tests.table_service.harness import pick_action, running_rules, running_table_service
+from tests.table_service.harness import (
+    pick_action,
+    running_rules,
+    running_table_service,
+    seated_quick_hearts,
+)
 
 
 async def test_a_table_read_afresh_verifies_one_signature_and_folds_the_same_state(
@@ -20,10 +25,7 @@ async def test_a_table_read_afresh_verifies_one_signature_and_folds_the_same_sta
         running_rules() as rules_address,
         running_table_service(nats_url, nats_namespace.prefix, rules_address) as cluster,
     ):
-        table_id = await cluster.player("host").create("hearts", 4, {"quick": "true"})
-        players = {seat: cluster.player(f"v{seat}") for seat in range(4)}
-        for seat, player in players.items():
-            await player.join(table_id, seat)
+        table_id, players = await seated_quick_hearts(cluster, "v")
         rng = random.Random(12)
         for _ in range(12):
             summary = await players[0].view(table_id, None)

@@ -24,6 +24,7 @@ from tests.table_service.harness import (
     play_to_the_end,
     running_rules,
     running_table_service,
+    seated_quick_hearts,
 )
 
 
@@ -95,10 +96,7 @@ async def test_a_rules_replica_that_lost_the_tables_states_costs_a_rebuild_not_a
         running_rules() as rules_address,
         running_table_service(nats_url, nats_namespace.prefix, rules_address) as cluster,
     ):
-        table_id = await cluster.player("host").create("hearts", 4, {"quick": "true"})
-        players = {seat: cluster.player(f"lost{seat}") for seat in range(4)}
-        for seat, player in players.items():
-            await player.join(table_id, seat)
+        table_id, players = await seated_quick_hearts(cluster, "lost")
         rng = random.Random(9)
         table = cluster.parts.app._cache[table_id]
         assert table.game_state is not None

@@ -18,18 +18,15 @@ import pytest
 
 from cardtable_api.table.v1 import table_pb2
 from cardtable_tools.servers.provisioning import NatsNamespace
-from tests.table_service.harness import Cluster, Player, pick_action, running_table_service
+from tests.table_service.harness import (
+    Cluster,
+    Player,
+    pick_action,
+    running_table_service,
+    seated_quick_hearts,
+)
 
 GAMES = [("hearts", 4, {"quick": "true"}), ("358", 3, {}), ("belote", 4, {})]
-
-
-async def seated_hearts(cluster: Cluster, name: str) -> tuple[str, dict[int, Player]]:
-    """A Hearts quick game with four players seated (so it has started)."""
-    table_id = await cluster.player("host").create("hearts", 4, {"quick": "true"})
-    players = {seat: cluster.player(f"{name}{seat}") for seat in range(4)}
-    for seat, player in players.items():
-        await player.join(table_id, seat)
-    return table_id, players
 
 
 def watch(player: Player, table_id: str, seat: int, after_version: int = 0) -> Any:
@@ -96,7 +93,7 @@ async def test_a_second_replica_streams_the_turns_of_moves_made_on_the_first(
         running_table_service(nats_url, nats_namespace.prefix, rules_address) as mover,
         running_table_service(nats_url, nats_namespace.prefix, rules_address) as watcher,
     ):
-        table_id, on_mover = await seated_hearts(mover, "r")
+        table_id, on_mover = await seated_quick_hearts(mover, "r")
         rng = random.Random(11)
         stream = watch(watcher.player("r0"), table_id, 0)
         first = await asyncio.wait_for(stream.read(), 10)  # passing: everyone acts at once
@@ -115,7 +112,7 @@ async def test_a_second_replica_streams_the_turns_of_moves_made_on_the_first(
 
 
 async def test_resuming_after_a_version_skips_the_turns_already_seen(cluster: Cluster) -> None:
-    table_id, players = await seated_hearts(cluster, "resume")
+    table_id, players = await seated_quick_hearts(cluster, "resume")
     first = await asyncio.wait_for(watch(players[1], table_id, 1).read(), 10)
     again = watch(players[1], table_id, 1, after_version=first.version)
     waiting = asyncio.ensure_future(again.read())
@@ -140,7 +137,7 @@ async def test_resuming_after_a_version_skips_the_turns_already_seen(cluster: Cl
 
 
 async def test_refusals(cluster: Cluster) -> None:
-    table_id, players = await seated_hearts(cluster, "no")
+    table_id, players = await seated_quick_hearts(cluster, "no")
 
     async def code_of(stream: Any) -> grpc.StatusCode:
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -158,7 +155,7 @@ async def test_refusals(cluster: Cluster) -> None:
 
 
 async def test_a_player_who_leaves_is_told_the_seat_is_no_longer_theirs(cluster: Cluster) -> None:
-    table_id, players = await seated_hearts(cluster, "gone")
+    table_id, players = await seated_quick_hearts(cluster, "gone")
     stream = watch(players[2], table_id, 2)
     await asyncio.wait_for(stream.read(), 10)  # passing: seat 2 is to act at once
     await players[2].leave(table_id)  # a computer player takes the seat over
