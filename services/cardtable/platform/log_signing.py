@@ -193,11 +193,12 @@ def vouched_batches(verifier: BatchVerifier, batches: Sequence[SignedBatch]) -> 
     return vouched
 
 
-def _key_id_of(header: str) -> str:
+def _header_parts(header: str) -> tuple[str, str]:
+    """A signature header's key id and base64 signature; LogIntegrityError if malformed."""
     parts = header.split(" ")
     if len(parts) != 3 or parts[0] != ALGORITHM:
         raise LogIntegrityError(f"the signature header is malformed ({header[:40]!r})")
-    return parts[1]
+    return parts[1], parts[2]
 
 
 class BatchVerifier:
@@ -213,10 +214,7 @@ class BatchVerifier:
 
     def verify(self, payload: bytes, header: str) -> str:
         """The key id that signed ``payload``; :class:`LogIntegrityError` otherwise."""
-        parts = header.split(" ")
-        if len(parts) != 3 or parts[0] != ALGORITHM:
-            raise LogIntegrityError(f"the signature header is malformed ({header[:40]!r})")
-        _, key_id, text = parts
+        key_id, text = _header_parts(header)
         key = self._keys.get(key_id)
         if key is None:
             raise LogIntegrityError(f"signed by unknown key {key_id[:16]!r}")
@@ -267,7 +265,7 @@ def check_next(
         key_id = None
     else:
         try:
-            key_id = _key_id_of(header) if vouched else verifier.verify(payload, header)
+            key_id = _header_parts(header)[0] if vouched else verifier.verify(payload, header)
         except LogIntegrityError as error:
             raise LogIntegrityError(error.reason, sequence, version) from None
         if batch.previous_batch_sha256 != last_sha256:
