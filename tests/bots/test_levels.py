@@ -41,6 +41,13 @@ def test_each_level_is_its_strategy_with_its_options(
     assert strategy_by_name(f" {level.upper()} ").name == strategy.name
 
 
+def test_only_hard_weighs_its_worlds_and_plans_beyond_the_deal() -> None:
+    normal, hard = strategy_by_name("normal"), strategy_by_name("hard")
+    assert isinstance(normal, SearchStrategy) and isinstance(hard, SearchStrategy)
+    assert (normal.weigh_worlds, normal.plan_game) == (False, False)
+    assert (hard.weigh_worlds, hard.plan_game) == (True, True)
+
+
 def test_levels_are_names_a_table_may_give_and_climb_by_budget() -> None:
     assert LEVEL_NAMES == ("easy", "normal", "hard")
     assert set(BOT_STRATEGY_NAMES) == {*LEVEL_NAMES, *STRATEGY_NAMES}

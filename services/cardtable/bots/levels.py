@@ -13,16 +13,18 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
 - ``normal`` is the search at 20 ms of work a move, the budget the table service gives a
   timed-out move (``table_service/stand_in.py``); it weighs every candidate over deals drawn
   from what the seat has seen, each played out by the rule-based player.
-- ``hard`` is the search at five times that: more deals drawn a move, so its estimate of each
-  candidate is less noisy. It stays below the plain ``search`` default (200 ms) so that a table
+- ``hard`` is the search at five times that, and smarter: it draws its deals in proportion to
+  how well they explain the others' bids and contracts (``bots/beliefs.py``), and values a
+  deal's end for the rest of the game too: the win, Whist runs, 3-5-8 contracts still to play
+  (``bots/outlook.py``). It stays below the plain ``search`` default (200 ms) so that a table
   of hard players costs the bot service a bounded share of a core.
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 
 >>> strategy_and_options("hard")
-('search', {'budget_ms': 100.0})
->>> strategy_and_options("HARD", budget_ms=5)
-('search', {'budget_ms': 5})
+('search', {'budget_ms': 100.0, 'weigh_worlds': True, 'plan_game': True})
+>>> strategy_and_options("HARD", budget_ms=5)[1]["budget_ms"]
+5
 >>> strategy_and_options("rules")
 ('rules', {})
 """
@@ -48,7 +50,10 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
     {
         "easy": Level("rules"),
         "normal": Level("search", MappingProxyType({"budget_ms": 20.0})),
-        "hard": Level("search", MappingProxyType({"budget_ms": 100.0})),
+        "hard": Level(
+            "search",
+            MappingProxyType({"budget_ms": 100.0, "weigh_worlds": True, "plan_game": True}),
+        ),
     }
 )
 

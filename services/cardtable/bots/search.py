@@ -36,13 +36,16 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cardtable.bots.determinize import sample_world
+from cardtable.bots.beliefs import WorldSampler
+from cardtable.bots.determinize import sample_placement
 from cardtable.bots.observation import acting_seat, normalise_observation
+from cardtable.bots.outlook import outlook
 from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import rules_action
 from cardtable.engine.actions import Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
+from cardtable.engine.registry import game_spec
 
 #: Chooses the action of the seat to act in a playout.
 PlayoutPolicy = Callable[[GameState, int, random.Random], Action]
@@ -78,11 +81,17 @@ def deal_advantage(scores: Sequence[int], seat: int, lower_is_better: bool) -> f
 
 
 def evaluate(
-    world: GameState, seat: int, action: Action, policy: PlayoutPolicy, rng: random.Random
+    world: GameState,
+    seat: int,
+    action: Action,
+    policy: PlayoutPolicy,
+    rng: random.Random,
+    plan_game: bool = False,
 ) -> tuple[float, int]:
     """Apply ``action`` to a copy of ``world`` and play the deal out with ``policy``: the
-    seat's deal advantage, and the actions applied (the work it cost). The action itself may
-    end the deal (the last pass in Belote)."""
+    seat's deal advantage (plus, with ``plan_game``, what the deal's end is worth to the rest
+    of the game: :func:`cardtable.bots.outlook.outlook`), and the actions applied (the work it
+    cost). The action itself may end the deal (the last pass in Belote)."""
     state = world.clone()
     deals = len(state.deal_scores)
     state.apply(seat, action)
@@ -91,7 +100,10 @@ def evaluate(
         actor = state.to_act()[0]
         state.apply(actor, policy(state, actor, rng))
         applied += 1
-    return deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better), applied
+    value = deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better)
+    if plan_game:
+        value += outlook(state, seat)
+    return value, applied
 
 
 class SearchStrategy:
@@ -110,6 +122,8 @@ class SearchStrategy:
         worlds: int | None = None,
         playout: str = "rules",
         set_candidates: int = DEFAULT_SET_CANDIDATES,
+        weigh_worlds: bool = False,
+        plan_game: bool = False,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             raise ValueError(f"unknown playout policy {playout!r}: use rules or random")
@@ -121,6 +135,11 @@ class SearchStrategy:
         self.playout = playout
         self.policy = PLAYOUT_POLICIES[playout]
         self.set_candidates = set_candidates
+        #: Draw worlds in proportion to how well they explain the others' bids and contracts
+        #: (:mod:`cardtable.bots.beliefs`), not uniformly.
+        self.weigh_worlds = weigh_worlds
+        #: Value a deal's end for the rest of the game too (:mod:`cardtable.bots.outlook`).
+        self.plan_game = plan_game
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
         self.last_work = 0
@@ -133,7 +152,10 @@ class SearchStrategy:
         if len(listed) == 1:
             return listed[0]
         hidden = hidden_cards(view)
-        world = sample_world(view, rng, hidden)
+        direction = game_spec(str(view["game"])).direction
+        sampler = WorldSampler(view, hidden, sample_placement, direction, self.weigh_worlds)
+        draw_units = WORLD_DRAW_UNITS * sampler.draws_per_world
+        world = sampler.draw(rng)
         candidates = (
             [parse_action(text) for text in listed]
             if listed
@@ -147,10 +169,10 @@ class SearchStrategy:
             candidates.remove(preferred)
             candidates.insert(0, preferred)
         totals = [0.0] * len(candidates)
-        drawn, work = 0, WORLD_DRAW_UNITS
+        drawn, work = 0, draw_units
         while True:
             for index, action in enumerate(candidates):
-                advantage, applied = evaluate(world, seat, action, self.policy, rng)
+                advantage, applied = evaluate(world, seat, action, self.policy, rng, self.plan_game)
                 totals[index] += advantage
                 work += applied
             drawn += 1
@@ -159,8 +181,8 @@ class SearchStrategy:
                     break
             elif work >= self.work_budget:
                 break
-            world = sample_world(view, rng, hidden)
-            work += WORLD_DRAW_UNITS
+            world = sampler.draw(rng)
+            work += draw_units
         self.last_worlds, self.last_work = drawn, work
         best = max(range(len(candidates)), key=lambda index: (totals[index], -index))
         return format_action(candidates[best])

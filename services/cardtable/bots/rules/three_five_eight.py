@@ -66,9 +66,13 @@ def measure_fitness_scale(hands: int, rng: random.Random) -> dict[str, tuple[flo
     }
 
 
+def fitness_scale(contract: str) -> tuple[float, float]:
+    """The mean and spread of ``contract``'s fitness over random six-card hands."""
+    return FITNESS_SCALE[contract if contract in (NO_TRUMP, MINIMUM_TRICKS) else "trump"]
+
+
 def scaled_fitness(cards: list[Card], contract: str) -> float:
-    kind = contract if contract in (NO_TRUMP, MINIMUM_TRICKS) else "trump"
-    mean, spread = FITNESS_SCALE[kind]
+    mean, spread = fitness_scale(contract)
     return (contract_fitness(cards, contract) - mean) / spread
 
 

@@ -1,0 +1,238 @@
+"""Worlds weighted by what the other seats said: bids, trump taking and contract choices.
+
+:mod:`cardtable.bots.determinize` draws the hidden cards uniformly under the hard constraints
+(voids, the cards a seat knows the place of). That treats a Whist opponent who bid 4 of 5 as
+holding any 5 cards; it surely holds strong ones. This module scores a drawn world by how well
+its hidden hands explain the decisions everybody saw, and :class:`WorldSampler` keeps a world
+in proportion to that score (sampling importance resampling): it draws a few candidate worlds
+and keeps one with probability proportional to its likelihood.
+
+The likelihood models the others as playing roughly like the rule-based player, softly, so
+that a person who bids by feel still fits worlds near what the rules would have bid:
+
+- **Whist**: a bid of ``b`` tricks is likely when the hand's calibrated estimate of tricks
+  (:func:`cardtable.bots.rules.whist.expected_tricks`) is near ``b``: a normal curve of spread
+  :data:`BID_SPREAD` tricks.
+- **Belote**: taking (or naming) a suit is likely when the hand's value for it reaches the
+  rule-based threshold, passing when it does not: a logistic curve of scale
+  :data:`TAKE_SCALE`.
+- **3-5-8**: the declarer's contract is likely in proportion to how well the hand suits it
+  against the other contracts it still had (a softmax over their scaled fitness).
+- **Hearts** says nothing by bidding; its plays constrain the worlds through voids only.
+
+A hand is read as it is in the world: the seat's cards now plus those it played this deal.
+The decisions were made on fewer cards (Belote's first five, 3-5-8's first six); the values are
+sums over cards, so the expected value of the unseen subset is the whole hand's value scaled by
+the share of cards, which is what is used.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cardtable.bots.rules import belote as belote_rules
+from cardtable.bots.rules import three_five_eight as three_five_eight_rules
+from cardtable.bots.rules import whist as whist_rules
+from cardtable.engine.actions import NAME_TRUMP, TAKE_TRUMP
+from cardtable.engine.cards import SUIT_LETTERS, SUIT_OF, SUITS, Card
+from cardtable.engine.determinize import HiddenCards, state_from_view
+from cardtable.engine.game import GameState
+from cardtable.engine.games.belote.rules import PLAYERS, BeloteState
+from cardtable.engine.games.three_five_eight.rules import (
+    CONTRACTS,
+    FIRST_CARDS,
+    ThreeFiveEightState,
+)
+from cardtable.engine.games.whist.rules import WhistState
+from cardtable.engine.hidden import deal_plays
+
+#: Spread, in tricks, of a Whist bid around the hand's calibrated estimate.
+BID_SPREAD = 0.5
+#: Scale of the logistic curve of a Belote take or pass around the threshold, in hand value.
+TAKE_SCALE = 0.5
+#: Temperature of the softmax over a 3-5-8 declarer's contracts, in units of scaled fitness.
+CONTRACT_TEMPERATURE = 0.25
+#: Cards in a Belote hand while the trump is bid.
+BELOTE_BIDDING_CARDS = 5
+#: Worlds drawn for each one kept when there is something to weigh them by.
+CANDIDATES_PER_WORLD = 4
+
+def _log_sigmoid(x: float) -> float:
+    return -math.log1p(math.exp(-x)) if x > -30 else x
+
+
+def _deal_hand(
+    hands: Sequence[Sequence[Card]], seat: int, played: Sequence[Sequence[Card]]
+) -> list[Card]:
+    """The cards ``seat`` held this deal as far as the world says: now, plus played."""
+    return [*hands[seat], *played[seat]]
+
+
+def whist_log_likelihood(
+    world: WhistState, observer: int, played: Sequence[Sequence[Card]]
+) -> float:
+    """How well the world's hands explain the bids the other seats made."""
+    slope, intercept = whist_rules.CALIBRATION[world.cards_each]
+    total = 0.0
+    for seat, bid in enumerate(world.bids):
+        if seat == observer or bid is None:
+            continue
+        hand = _deal_hand(world.hands, seat, played)
+        estimate = slope * whist_rules.expected_tricks(hand, world.trump, world.num_players)
+        estimate += intercept
+        total -= (bid - estimate) ** 2 / (2 * BID_SPREAD**2)
+    return total
+
+
+def subset_sum(values: Sequence[float], size: int) -> tuple[float, float]:
+    """Mean and variance of the sum of ``size`` of ``values`` drawn without replacement.
+
+    A decision made on part of a hand (Belote's first five cards, 3-5-8's first six) is read
+    from the whole hand the world gives: its expected value, with the spread of which part it
+    was widening the likelihood so that a noisy reading does not weigh as a sure one.
+
+    >>> subset_sum([1.0, 1.0, 1.0], 2), subset_sum([0.0, 2.0], 1)
+    ((2.0, 0.0), (1.0, 1.0))
+    """
+    count = len(values)
+    if size >= count:
+        return float(sum(values)), 0.0
+    mean = sum(values) / count
+    spread = sum((value - mean) ** 2 for value in values) / count
+    return size * mean, size * (count - size) / (count - 1) * spread
+
+
+def _belote_margin(hand: Sequence[Card], suit: int, turned: Card, holds_turned: bool) -> float:
+    """How far above the taking threshold the five cards bid on were for ``suit``, with the
+    turned card, in units of the reading's spread."""
+    own = [card for card in hand if not (holds_turned and card == turned)]
+    values = [belote_rules.hand_value([card], suit) for card in own]
+    mean, variance = subset_sum(values, BELOTE_BIDDING_CARDS)
+    value = mean + belote_rules.hand_value([turned], suit)
+    return (value - belote_rules.TAKE_AT) / math.sqrt(TAKE_SCALE**2 + variance)
+
+
+def belote_log_likelihood(
+    world: BeloteState, observer: int, played: Sequence[Sequence[Card]]
+) -> float:
+    """How well the world's hands explain who passed and who took or named the trump."""
+    turned = world.turned_card
+    turned_suit = SUIT_OF[turned]
+    total = 0.0
+    for index, (seat, action) in enumerate(world.bids):
+        if seat == observer:
+            continue
+        hand = _deal_hand(world.hands, seat, played)
+        holds = world.taker == seat
+        if index < PLAYERS:
+            margin = _belote_margin(hand, turned_suit, turned, holds)
+            total += _log_sigmoid(margin if action.kind == TAKE_TRUMP else -margin)
+        elif action.kind == NAME_TRUMP:
+            named = SUIT_LETTERS.index(action.choice)
+            total += _log_sigmoid(_belote_margin(hand, named, turned, holds))
+        else:  # a pass in the second round: no other suit was worth naming
+            total += sum(
+                _log_sigmoid(-_belote_margin(hand, suit, turned, holds))
+                for suit in SUITS
+                if suit != turned_suit
+            )
+    return total
+
+
+def three_five_eight_log_likelihood(
+    world: ThreeFiveEightState, observer: int, played: Sequence[Sequence[Card]]
+) -> float:
+    """How well the declarer's hand explains the contract it chose among those it had left."""
+    declarer = world.declarer
+    if declarer == observer or not world.contract:
+        return 0.0
+    hand = _deal_hand(world.hands, declarer, played)
+    already = set(world.used[declarer]) - {world.contract}
+    options = [contract for contract in CONTRACTS if contract not in already]
+    readings = {}
+    for contract in options:
+        values = [three_five_eight_rules.contract_fitness([card], contract) for card in hand]
+        mean, variance = subset_sum(values, FIRST_CARDS)
+        scale_mean, scale_spread = three_five_eight_rules.fitness_scale(contract)
+        readings[contract] = ((mean - scale_mean) / scale_spread, variance / scale_spread**2)
+    noise = statistics.fmean(variance for _, variance in readings.values())
+    temperature = math.sqrt(CONTRACT_TEMPERATURE**2 + noise)
+    logits = [readings[contract][0] / temperature for contract in options]
+    top = max(logits)
+    norm = top + math.log(sum(math.exp(logit - top) for logit in logits))
+    return readings[world.contract][0] / temperature - norm
+
+
+def log_likelihood(world: GameState, observer: int, played: Sequence[Sequence[Card]]) -> float:
+    """The world's log-likelihood of what ``observer`` saw the others decide (0: no evidence)."""
+    if isinstance(world, WhistState):
+        return whist_log_likelihood(world, observer, played)
+    if isinstance(world, BeloteState):
+        return belote_log_likelihood(world, observer, played)
+    if isinstance(world, ThreeFiveEightState):
+        return three_five_eight_log_likelihood(world, observer, played)
+    return 0.0
+
+
+def has_evidence(observation: Mapping[str, Any]) -> bool:
+    """Whether another seat has made a decision this deal that the worlds can be weighed by."""
+    seat = observation.get("seat")
+    game = observation.get("game")
+    if game == "whist":
+        return any(
+            bid is not None and other != seat for other, bid in enumerate(observation["bids"])
+        )
+    if game == "belote":
+        return any(int(entry["seat"]) != seat for entry in observation.get("bids") or [])
+    if game == "358":
+        return observation.get("contract") is not None and observation.get("declarer") != seat
+    return False
+
+
+def cards_played_by_seat(observation: Mapping[str, Any], direction: int) -> list[list[Card]]:
+    """The cards each seat has played this deal."""
+    played: list[list[Card]] = [[] for _ in range(int(observation["players"]))]
+    for play in deal_plays(observation, direction):
+        played[play.seat].append(play.card)
+    return played
+
+
+class WorldSampler:
+    """Draws worlds for one move: uniformly, or weighted by :func:`log_likelihood`."""
+
+    def __init__(
+        self,
+        observation: Mapping[str, Any],
+        hidden: HiddenCards,
+        draw_placement: Callable[[HiddenCards, random.Random], list[list[Card]]],
+        direction: int,
+        weigh: bool,
+    ) -> None:
+        self.observation = observation
+        self.hidden = hidden
+        self.draw_placement = draw_placement
+        self.weigh = weigh and has_evidence(observation)
+        self.played = cards_played_by_seat(observation, direction) if self.weigh else []
+        self.observer = int(observation["seat"])
+
+    @property
+    def draws_per_world(self) -> int:
+        """Placements drawn for each world kept, the work a world costs."""
+        return CANDIDATES_PER_WORLD if self.weigh else 1
+
+    def draw(self, rng: random.Random) -> GameState:
+        if not self.weigh:
+            return self._world(rng)
+        worlds = [self._world(rng) for _ in range(CANDIDATES_PER_WORLD)]
+        logs = [log_likelihood(world, self.observer, self.played) for world in worlds]
+        top = max(logs)
+        weights = [math.exp(value - top) for value in logs]
+        return rng.choices(worlds, weights)[0]
+
+    def _world(self, rng: random.Random) -> GameState:
+        placement = self.draw_placement(self.hidden, rng)
+        return state_from_view(self.observation, placement, self.hidden)
