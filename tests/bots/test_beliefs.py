@@ -69,6 +69,12 @@ def rules_positions(
             state.apply(seat, rules_action(state, seat))
 
 
+def likelihood_of(world: GameState, observer: int, played: list[list[int]]) -> float:
+    """:func:`log_likelihood` of the world's own hands."""
+    hands = [[*hand, *cards] for hand, cards in zip(world.hands, played, strict=True)]  # type: ignore[attr-defined]
+    return log_likelihood(world, observer, hands)
+
+
 def share_placed_right(world: GameState, real: GameState, observer: int) -> float:
     """Of the cards the observer cannot see in other hands, the share the world puts in the
     hand that really holds them."""
@@ -122,9 +128,9 @@ def test_the_real_deal_is_likelier_than_a_uniform_draw_in_most_positions(
         played = cards_played_by_seat(view, state.spec.direction)
         rng = random.Random(3)
         drawn = [
-            log_likelihood(sample_world(view, rng, hidden), observer, played) for _ in range(30)
+            likelihood_of(sample_world(view, rng, hidden), observer, played) for _ in range(30)
         ]
-        real = log_likelihood(state, observer, played)
+        real = likelihood_of(state, observer, played)
         positions += 1
         above += real > statistics.fmean(drawn)
     assert above / positions >= 0.7, (game, above, positions)
@@ -166,7 +172,7 @@ def test_a_whist_bid_of_every_trick_is_explained_by_a_hand_of_honours() -> None:
                 placement.append(rest[:count])
                 rest = rest[count:]
         worlds.append(state_from_view(view, placement, hidden))
-    strong, weak = (log_likelihood(world, observer, played) for world in worlds)
+    strong, weak = (likelihood_of(world, observer, played) for world in worlds)
     assert strong > weak + 2, (strong, weak)
 
 

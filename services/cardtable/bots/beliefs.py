@@ -20,7 +20,8 @@ that a person who bids by feel still fits worlds near what the rules would have 
   against the other contracts it still had (a softmax over their scaled fitness).
 - **Hearts** says nothing by bidding; its plays constrain the worlds through voids only.
 
-A hand is read as it is in the world: the seat's cards now plus those it played this deal.
+A hand is read as a drawn placement gives it: the seat's cards now plus those it played this
+deal.
 The decisions were made on fewer cards (Belote's first five, 3-5-8's first six); the values are
 sums over cards, so the expected value of the unseen subset is the whole hand's value scaled by
 the share of cards, which is what is used.
@@ -61,19 +62,13 @@ BELOTE_BIDDING_CARDS = 5
 #: Worlds drawn for each one kept when there is something to weigh them by.
 CANDIDATES_PER_WORLD = 4
 
+
 def _log_sigmoid(x: float) -> float:
     return -math.log1p(math.exp(-x)) if x > -30 else x
 
 
-def _deal_hand(
-    hands: Sequence[Sequence[Card]], seat: int, played: Sequence[Sequence[Card]]
-) -> list[Card]:
-    """The cards ``seat`` held this deal as far as the world says: now, plus played."""
-    return [*hands[seat], *played[seat]]
-
-
 def whist_log_likelihood(
-    world: WhistState, observer: int, played: Sequence[Sequence[Card]]
+    world: WhistState, observer: int, hands: Sequence[Sequence[Card]]
 ) -> float:
     """How well the world's hands explain the bids the other seats made."""
     slope, intercept = whist_rules.CALIBRATION[world.cards_each]
@@ -81,8 +76,9 @@ def whist_log_likelihood(
     for seat, bid in enumerate(world.bids):
         if seat == observer or bid is None:
             continue
-        hand = _deal_hand(world.hands, seat, played)
-        estimate = slope * whist_rules.expected_tricks(hand, world.trump, world.num_players)
+        estimate = slope * whist_rules.expected_tricks(
+            list(hands[seat]), world.trump, world.num_players
+        )
         estimate += intercept
         total -= (bid - estimate) ** 2 / (2 * BID_SPREAD**2)
     return total
@@ -117,7 +113,7 @@ def _belote_margin(hand: Sequence[Card], suit: int, turned: Card, holds_turned: 
 
 
 def belote_log_likelihood(
-    world: BeloteState, observer: int, played: Sequence[Sequence[Card]]
+    world: BeloteState, observer: int, hands: Sequence[Sequence[Card]]
 ) -> float:
     """How well the world's hands explain who passed and who took or named the trump."""
     turned = world.turned_card
@@ -126,7 +122,7 @@ def belote_log_likelihood(
     for index, (seat, action) in enumerate(world.bids):
         if seat == observer:
             continue
-        hand = _deal_hand(world.hands, seat, played)
+        hand = hands[seat]
         holds = world.taker == seat
         if index < PLAYERS:
             margin = _belote_margin(hand, turned_suit, turned, holds)
@@ -144,13 +140,13 @@ def belote_log_likelihood(
 
 
 def three_five_eight_log_likelihood(
-    world: ThreeFiveEightState, observer: int, played: Sequence[Sequence[Card]]
+    world: ThreeFiveEightState, observer: int, hands: Sequence[Sequence[Card]]
 ) -> float:
     """How well the declarer's hand explains the contract it chose among those it had left."""
     declarer = world.declarer
     if declarer == observer or not world.contract:
         return 0.0
-    hand = _deal_hand(world.hands, declarer, played)
+    hand = hands[declarer]
     already = set(world.used[declarer]) - {world.contract}
     options = [contract for contract in CONTRACTS if contract not in already]
     readings = {}
@@ -167,15 +163,26 @@ def three_five_eight_log_likelihood(
     return readings[world.contract][0] / temperature - norm
 
 
-def log_likelihood(world: GameState, observer: int, played: Sequence[Sequence[Card]]) -> float:
-    """The world's log-likelihood of what ``observer`` saw the others decide (0: no evidence)."""
+def log_likelihood(world: GameState, observer: int, hands: Sequence[Sequence[Card]]) -> float:
+    """The log-likelihood of what ``observer`` saw the others decide (0: no evidence), were
+    ``hands`` the cards each seat held this deal. ``world`` is any state the observation
+    allows: only what everybody saw (bids, trump, contract ...) is read from it."""
     if isinstance(world, WhistState):
-        return whist_log_likelihood(world, observer, played)
+        return whist_log_likelihood(world, observer, hands)
     if isinstance(world, BeloteState):
-        return belote_log_likelihood(world, observer, played)
+        return belote_log_likelihood(world, observer, hands)
     if isinstance(world, ThreeFiveEightState):
-        return three_five_eight_log_likelihood(world, observer, played)
+        return three_five_eight_log_likelihood(world, observer, hands)
     return 0.0
+
+
+def deal_hands(
+    hidden: HiddenCards, placement: Sequence[Sequence[Card]], played: Sequence[Sequence[Card]]
+) -> list[list[Card]]:
+    """Each seat's cards this deal under ``placement``: known, placed and played.
+
+    The seats' hands are the first places (``cardtable.engine.hidden.Layout``)."""
+    return [[*hidden.known[seat], *placement[seat], *played[seat]] for seat in range(len(played))]
 
 
 def has_evidence(observation: Mapping[str, Any]) -> bool:
@@ -202,7 +209,11 @@ def cards_played_by_seat(observation: Mapping[str, Any], direction: int) -> list
 
 
 class WorldSampler:
-    """Draws worlds for one move: uniformly, or weighted by :func:`log_likelihood`."""
+    """Draws worlds for one move: uniformly, or weighted by :func:`log_likelihood`.
+
+    Weighing reads hands, not states: the candidates are placements, scored against one
+    state built for what everybody saw, and only the one kept is built into a state.
+    """
 
     def __init__(
         self,
@@ -218,21 +229,28 @@ class WorldSampler:
         self.weigh = weigh and has_evidence(observation)
         self.played = cards_played_by_seat(observation, direction) if self.weigh else []
         self.observer = int(observation["seat"])
+        self._public: GameState | None = None
 
     @property
     def draws_per_world(self) -> int:
-        """Placements drawn for each world kept, the work a world costs."""
+        """Placements drawn and weighed for each world kept, the work a world costs."""
         return CANDIDATES_PER_WORLD if self.weigh else 1
 
     def draw(self, rng: random.Random) -> GameState:
         if not self.weigh:
-            return self._world(rng)
-        worlds = [self._world(rng) for _ in range(CANDIDATES_PER_WORLD)]
-        logs = [log_likelihood(world, self.observer, self.played) for world in worlds]
+            return self._world(self.draw_placement(self.hidden, rng))
+        candidates = [self.draw_placement(self.hidden, rng) for _ in range(CANDIDATES_PER_WORLD)]
+        if self._public is None:
+            self._public = self._world(candidates[0])
+        logs = [
+            log_likelihood(
+                self._public, self.observer, deal_hands(self.hidden, placement, self.played)
+            )
+            for placement in candidates
+        ]
         top = max(logs)
         weights = [math.exp(value - top) for value in logs]
-        return rng.choices(worlds, weights)[0]
+        return self._world(rng.choices(candidates, weights)[0])
 
-    def _world(self, rng: random.Random) -> GameState:
-        placement = self.draw_placement(self.hidden, rng)
+    def _world(self, placement: list[list[Card]]) -> GameState:
         return state_from_view(self.observation, placement, self.hidden)
