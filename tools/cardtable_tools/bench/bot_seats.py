@@ -1,6 +1,6 @@
 """How many seats one bot-service process keeps playing without missing a turn timer.
 
-    python -m cardtable_tools.bench.bot_seats --tables 50 --seconds 120 --turn-timer-ms 3000 --quick
+    python -m cardtable_tools.bench.bot_seats --tables 50 --seconds 120 --quick --strategy normal
 
 Starts NATS (``NATS_URL`` or the embedded wheel), then the rules, table and bot services as
 separate processes, exactly as ``cardtable run`` does. It creates ``--tables`` Hearts tables
@@ -38,9 +38,11 @@ from typing import Any
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
+from cardtable.eventlog.opening import opened_batches, still_sealed
 from cardtable.eventlog.reader import log_reader
 from cardtable.platform.settings import LogReadingSettings
 from cardtable.platform.tokens import TokenCodec
+from cardtable.table_service.matchmaking import DEFAULT_SETTINGS
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -95,7 +97,7 @@ def scrape(port: int) -> dict[str, float]:
 
 async def keep_tables_running(
     stub: table_pb2_grpc.TableServiceAsyncStub,
-    metadata: tuple[tuple[str, str], ...],
+    tokens: TokenCodec,
     tables: int,
     settings: events_pb2.TableSettings,
     quick: bool,
@@ -105,10 +107,13 @@ async def keep_tables_running(
     """``tables`` tables at all times until ``until``: a finished one is replaced.
 
     Finished tables are told from the lobby listing (open and running tables), not from
-    GetTable, so that the bench adds no reads of the tables being played.
+    GetTable, so that the bench adds no reads of the tables being played. Each table has a
+    host of its own, as in production: one player may keep only a few tables open.
     """
 
     async def create() -> str:
+        host = f"bench-host-{uuid.uuid4().hex[:12]}"
+        metadata = (("authorization", f"Bearer {tokens.issue(host)}"),)
         reply = await stub.CreateTable(
             table_pb2.CreateTableRequest(
                 command_id=str(uuid.uuid4()),
@@ -154,21 +159,29 @@ async def read_logs(
         "timeouts_after_window": 0,
         "timers": 0,
         "timers_with_wrong_turn": 0,
+        "logs_with_a_deal_running": 0,
     }
     settings = LogReadingSettings.from_env(
         {**os.environ, "NATS_URL": nats_url, "EVENT_PREFIX": prefix}
     )
     async with log_reader(settings) as reader:
         for table_id in table_ids:
+            # A seat's passed cards are a sealed ActionTaken until the deal ends: open the
+            # ended deals, and check the turns only of a log with nothing left sealed.
+            batches = opened_batches(
+                table_id, [stored.batch for stored in await reader.table(table_id)]
+            )
+            sealed = still_sealed(batches)
+            counts["logs_with_a_deal_running"] += sealed > 0
             actions = 0
-            for stored in await reader.table(table_id):
-                for event in stored.batch.events:
+            for batch in batches:
+                for event in batch.events:
                     if event.HasField("action_taken"):
                         actions += 1
                     elif event.HasField("turn_timed_out"):
-                        late = stored.batch.occurred_at.ToSeconds() > window_end
+                        late = batch.occurred_at.ToSeconds() > window_end
                         counts["timeouts_after_window" if late else "timeouts"] += 1
-                    elif event.HasField("turn_timer_started"):
+                    elif event.HasField("turn_timer_started") and not sealed:
                         counts["timers"] += 1
                         if event.turn_timer_started.turn != actions:
                             counts["timers_with_wrong_turn"] += 1
@@ -199,7 +212,6 @@ async def run_bench(
             fill_wait_ms=100,
             bot_strategy=strategy,
         )
-        metadata = (("authorization", f"Bearer {stack.tokens.issue('bench-host')}"),)
         created: list[str] = []
         cpu_before = {name: process.cpu_seconds() for name, process in stack.processes.items()}
         started = time.monotonic()
@@ -209,7 +221,7 @@ async def run_bench(
         async with grpc.aio.insecure_channel(stack.table.address) as channel:
             stub = table_pb2_grpc.TableServiceStub(channel)
             runner = asyncio.create_task(
-                keep_tables_running(stub, metadata, tables, settings, quick, until, created)
+                keep_tables_running(stub, stack.tokens, tables, settings, quick, until, created)
             )
             while not runner.done():
                 await asyncio.sleep(1.0)
@@ -251,6 +263,7 @@ async def run_bench(
         "turn_timeouts_after_the_window": logs["timeouts_after_window"],
         "bot_turn_timeouts_metric": last.get("bot_turn_timeouts_total", 0.0),
         "timers_armed": logs["timers"],
+        "tables_unchecked_with_a_deal_running": logs["logs_with_a_deal_running"],
         "timers_with_wrong_turn": logs["timers_with_wrong_turn"],
         "actions_in_log": logs["actions"],
         "bot_errors": last.get("bot_errors_total", 0.0),
@@ -263,7 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--turn-timer-ms", type=int, default=3000)
+    parser.add_argument(
+        "--turn-timer-ms",
+        type=int,
+        default=DEFAULT_SETTINGS.turn_timer_ms,
+        help="each table's turn timer (default: a table's own default, 30 s)",
+    )
     parser.add_argument(
         "--quick", action="store_true", help="one-deal games (replaced as they finish)"
     )
