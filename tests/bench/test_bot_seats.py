@@ -22,7 +22,7 @@ async def test_bots_hold_every_seat_and_each_timer_names_its_turn(
     monkeypatch.setenv("NATS_URL", nats_url)
     report = await run_bench(
         tables=11,
-        seconds=6.0,
+        seconds=15.0,
         turn_timer_ms=DEFAULT_SETTINGS.turn_timer_ms,
         quick=True,
         strategy="rules",
