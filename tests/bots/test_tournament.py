@@ -44,6 +44,31 @@ def test_short_tournament_prints_one_json_object(capsys: pytest.CaptureFixture[s
         assert low <= entry["advantage"] <= high
 
 
+def test_a_level_plays_at_the_budget_given_it_as_run_tournament_would(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--level-budget hard=2`` is ``strategy_options={"hard": {"budget_ms": 2}}``: the
+    command line reproduces a run made through the function (hard at 50 against 200 ms)."""
+    args = ["tournament", "--game", "hearts", "--seats", "hard,search,hard,search",
+            "--games", "4", "--seed", "2", "--option", "quick=true", "--workers", "1",
+            "--budget-ms", "3", "--level-budget", "hard=2", "--json"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    expected = run_tournament(
+        "hearts",
+        ["hard", "search", "hard", "search"],
+        4,
+        seed=2,
+        options={"quick": "true"},
+        strategy_options={"hard": {"budget_ms": 2.0}, "search": {"budget_ms": 3.0}},
+    )
+    for name in ("hard", "search"):
+        assert report[name] == expected[name]
+    for refused in ("easy=5", "hard=0", "hard=fast", "search=5"):
+        assert main([*args[:-3], "--level-budget", refused]) == 2
+        assert "--level-budget" in capsys.readouterr().err
+
+
 def test_table_output_and_refusals(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "--game", "belote", "--seats", "rules,random,rules,random",
                  "--games", "4"]) == 0  # fmt: skip

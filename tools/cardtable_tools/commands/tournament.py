@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from cardtable.bots.levels import LEVEL_NAMES, strategy_and_options
 from cardtable.bots.names import BOT_STRATEGY_NAMES
 from cardtable.cli.console import parse_options, report_console
 from cardtable.cli.progress import WorkProgress, duration_text, rate_text
@@ -28,9 +29,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     console = report_console()
     seats = [name.strip() for name in args.seats.split(",") if name.strip()]
     options = parse_options(args.option)
-    # The plain search only: a level (hard, normal) is measured at the budget it plays at.
-    strategy_options = {"search": {"budget_ms": args.budget_ms}}
     try:
+        strategy_options = budget_options(args.budget_ms, args.level_budget)
         per_game = estimate_game_seconds(
             args.game, seats, args.seed, options=options, strategy_options=strategy_options
         )
@@ -69,6 +69,35 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         # a path to open stays one line, whatever the console's width
         console.print(f"chart: {draw_ladder(report, Path(args.chart))}", soft_wrap=True)
     return 0
+
+
+def budget_options(search_ms: float, level_budgets: list[str]) -> dict[str, dict[str, Any]]:
+    """Each seated name's options: the plain search at ``search_ms``; a level at its own
+    budget unless ``level_budgets`` (``NAME=MS``) gives it another, to weigh a level against
+    the search at another budget (hard at 50 ms against the search at 200 ms).
+
+    >>> budget_options(200.0, ["hard=50"])
+    {'search': {'budget_ms': 200.0}, 'hard': {'budget_ms': 50.0}}
+    """
+    options: dict[str, dict[str, Any]] = {"search": {"budget_ms": search_ms}}
+    for text in level_budgets:
+        name, _, value = text.partition("=")
+        name = name.strip().lower()
+        if name not in LEVEL_NAMES or strategy_and_options(name)[0] != "search":
+            searching = [
+                level for level in LEVEL_NAMES if strategy_and_options(level)[0] == "search"
+            ]
+            raise ValueError(
+                f"--level-budget {text!r}: name a level that searches ({', '.join(searching)})"
+            )
+        try:
+            budget = float(value)
+        except ValueError:
+            budget = 0.0
+        if not budget > 0:
+            raise ValueError(f"--level-budget {text!r}: the budget is a positive number of ms")
+        options[name] = {"budget_ms": budget}
+    return options
 
 
 def ladder_table(report: dict[str, Any]) -> Table:
@@ -129,6 +158,13 @@ def register(commands: Subcommands) -> None:
         type=float,
         default=200.0,
         help="the search strategy's work per move, in ms of a quiet core (a level keeps its own)",
+    )
+    tour.add_argument(
+        "--level-budget",
+        action="append",
+        default=[],
+        metavar="LEVEL=MS",
+        help="play a searching level at another budget, e.g. hard=50 (repeatable)",
     )
     tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     tour.add_argument(
