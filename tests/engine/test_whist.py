@@ -830,3 +830,12 @@ def random_game(players: int, seed: int) -> None:
 def test_random_games(players: int) -> None:
     for game in range(75):
         random_game(players, seed=players * 1000 + game)
+
+
+def test_the_deals_left_that_count_toward_streaks_leave_out_the_one_card_deals() -> None:
+    state = new_game(4)
+    assert state.counted_deals_left() == 16  # 24 deals, 8 of them of one card
+    skip_deals(state, 4)  # the four opening deals of one card
+    assert state.counted_deals_left() == 16
+    skip_deals(state, 1)  # the first deal of two
+    assert state.counted_deals_left() == 15

@@ -88,8 +88,7 @@ def streak_value(exact_run: int, miss_run: int, counted_left: int) -> float:
 
 def whist_streaks(state: WhistState, seat: int) -> float:
     """The seat's runs against the others', valued over the counted deals still to play."""
-    played = len(state.deal_scores)
-    counted_left = sum(1 for size in state.deal_sizes[played:] if size > 1)
+    counted_left = state.counted_deals_left()
     values = [
         streak_value(exact, miss, counted_left)
         for exact, miss in zip(state.exact_runs, state.miss_runs, strict=True)

@@ -112,6 +112,16 @@ def deal_score(bid: int, tricks: int) -> int:
     return -abs(tricks - bid)
 
 
+def counts_toward_streaks(cards_each: int) -> bool:
+    """Whether a deal of ``cards_each`` cards extends or breaks a run: deals of one card do
+    not (docs/rules.md Whist, streaks).
+
+    >>> counts_toward_streaks(1), counts_toward_streaks(2)
+    (False, True)
+    """
+    return cards_each > 1
+
+
 def streak_step(exact_run: int, miss_run: int, exact: bool) -> tuple[int, int, int]:
     """The streak counters after one counted deal, and the bonus it earns (docs/rules.md Whist).
 
@@ -343,7 +353,7 @@ class WhistState(GameState):
         """Score the deal (docs/rules.md, Whist: hand score and streaks); end the game after the
         last."""
         facts: list[Fact] = []
-        counted = self.cards_each > 1
+        counted = counts_toward_streaks(self.cards_each)
         scores = []
         for seat in range(self.num_players):
             bid = self.bids[seat]
@@ -366,6 +376,10 @@ class WhistState(GameState):
         else:
             self._phase = DEAL_PHASE
         return facts
+
+    def counted_deals_left(self) -> int:
+        """Deals still to be scored that count toward streaks (the one in play included)."""
+        return sum(counts_toward_streaks(size) for size in self.deal_sizes[len(self.deal_scores) :])
 
     # -- results and views -----------------------------------------------------------------
     def progress(self) -> float:
@@ -471,7 +485,7 @@ class WhistState(GameState):
             for seat, score in enumerate(row):
                 exact = score > 0
                 bonus = 0
-                if cards_each > 1:
+                if counts_toward_streaks(cards_each):
                     self.exact_runs[seat], self.miss_runs[seat], bonus = streak_step(
                         self.exact_runs[seat], self.miss_runs[seat], exact
                     )
