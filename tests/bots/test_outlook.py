@@ -13,7 +13,6 @@ from cardtable.bots.outlook import (
     measure_contract_values,
     outlook,
     streak_value,
-    win_shares,
 )
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.rules import rules_action
@@ -22,7 +21,14 @@ from cardtable.engine.actions import parse_action
 from cardtable.engine.game import GameState
 from cardtable.engine.games.three_five_eight.rules import ThreeFiveEightState
 from cardtable.engine.games.whist.rules import WhistState
+from cardtable.engine.ranking import win_shares
 from cardtable.engine.registry import game_spec
+
+
+def final_win_shares(state: GameState) -> tuple[float, ...]:
+    places = state.places()
+    assert places is not None
+    return win_shares(places, state.spec.teams)
 
 
 def play_deal(state: GameState, rng: random.Random) -> None:
@@ -39,7 +45,7 @@ def test_the_winner_of_a_finished_game_gets_the_win_over_the_others() -> None:
     state = game_spec("hearts").new_game(4, {"quick": True}, 0)
     play_deal(state, random.Random(3))
     assert state.is_over()
-    shares = win_shares(state)
+    shares = final_win_shares(state)
     assert sum(shares) == pytest.approx(1.0)
     winners = [seat for seat, share in enumerate(shares) if share > 0]
     for seat in range(4):
@@ -55,7 +61,7 @@ def test_a_belote_team_wins_as_a_pair() -> None:
     rng = random.Random(5)
     while not state.is_over():
         play_deal(state, rng)
-    shares = win_shares(state)
+    shares = final_win_shares(state)
     team = [seat for seat in range(4) if shares[seat] > 0]
     assert len(team) == 2 and team[1] - team[0] == 2
     assert shares[team[0]] == shares[team[1]] == 1.0

@@ -36,6 +36,7 @@ from cardtable.bots.strategy import Strategy
 from cardtable.engine.actions import parse_action
 from cardtable.engine.cards import Card
 from cardtable.engine.game import GameSpec
+from cardtable.engine.ranking import win_shares as seat_win_shares
 from cardtable.engine.registry import game_spec
 
 #: Two-sided 95% quantiles of Student's t for 1 to 30 degrees of freedom; 1.96 beyond.
@@ -144,14 +145,13 @@ def win_shares(
     Winners tied for first split the win, partners counting as one winner (a Belote team
     wins as a pair); a strategy holding several seats gets the mean over them.
     """
-    team_of = {seat: index for index, team in enumerate(teams) for seat in team}
-    winners = {team_of.get(seat, -1 - seat) for seat, place in enumerate(places) if place == 1}
-    result = {}
-    for name in set(seats):
-        own = [seat for seat, held in enumerate(seats) if held == name]
-        won = [seat for seat in own if places[seat] == 1]
-        result[name] = len(won) / len(winners) / len(own)
-    return result
+    shares = seat_win_shares(places, teams)
+    return {
+        name: statistics.fmean(
+            share for share, held in zip(shares, seats, strict=True) if held == name
+        )
+        for name in set(seats)
+    }
 
 
 def tournament_games(games: int, players: int) -> int:

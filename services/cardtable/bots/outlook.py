@@ -34,6 +34,7 @@ from cardtable.engine.games.three_five_eight.rules import (
     ThreeFiveEightState,
 )
 from cardtable.engine.games.whist.rules import STREAK_BONUS, STREAK_LENGTH, WhistState
+from cardtable.engine.ranking import win_shares
 
 #: What winning the game is worth, in the game's points, beside the score it ends with: about
 #: the spread of one deal's advantage, so a win outweighs a small loss of points in the deal
@@ -47,27 +48,14 @@ EXACT_CHANCE = 0.5
 CONTRACT_VALUE = {"trump": -1.41, NO_TRUMP: -1.59, MINIMUM_TRICKS: -0.7}
 
 
-def _relative(values: Sequence[float], seat: int) -> float:
+def advantage_over_others(values: Sequence[float], seat: int) -> float:
+    """The seat's value minus the mean of the others'.
+
+    >>> advantage_over_others([3.0, 0.0, 0.0, 3.0], 0)
+    2.0
+    """
     others = [value for other, value in enumerate(values) if other != seat]
     return values[seat] - sum(others) / len(others)
-
-
-def win_shares(state: GameState) -> list[float]:
-    """Each seat's share of the win in a finished game: 1 for a sole winner (or its team),
-    split between winners tied for first, 0 for the others."""
-    places = state.places()
-    assert places is not None
-    first = [seat for seat, place in enumerate(places) if place == 1]
-    teams = state.spec.teams
-    winners = len({_team(teams, seat) for seat in first})
-    return [1.0 / winners if place == 1 else 0.0 for place in places]
-
-
-def _team(teams: Sequence[Sequence[int]], seat: int) -> int:
-    for index, team in enumerate(teams):
-        if seat in team:
-            return index
-    return -1 - seat
 
 
 def streak_value(exact_run: int, miss_run: int, counted_left: int) -> float:
@@ -93,7 +81,7 @@ def whist_streaks(state: WhistState, seat: int) -> float:
         streak_value(exact, miss, counted_left)
         for exact, miss in zip(state.exact_runs, state.miss_runs, strict=True)
     ]
-    return _relative(values, seat)
+    return advantage_over_others(values, seat)
 
 
 def contract_kind(contract: str) -> str:
@@ -110,14 +98,17 @@ def contracts_left_value(state: ThreeFiveEightState, seat: int) -> float:
         )
         for other in range(state.num_players)
     ]
-    return _relative(values, seat)
+    return advantage_over_others(values, seat)
 
 
 def outlook(state: GameState, seat: int) -> float:
     """The seat's value beyond the deals' scores, right after a deal was scored."""
     value = 0.0
     if state.is_over():
-        value += WIN_VALUE.get(state.spec.name, 0.0) * _relative(win_shares(state), seat)
+        places = state.places()
+        assert places is not None
+        shares = win_shares(places, state.spec.teams)
+        value += WIN_VALUE.get(state.spec.name, 0.0) * advantage_over_others(shares, seat)
     elif isinstance(state, WhistState):
         value += whist_streaks(state, seat)
     elif isinstance(state, ThreeFiveEightState):

@@ -39,7 +39,7 @@ from typing import Any
 from cardtable.bots.beliefs import WorldSampler
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.observation import acting_seat, normalise_observation
-from cardtable.bots.outlook import outlook
+from cardtable.bots.outlook import advantage_over_others, outlook
 from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import rules_action
 from cardtable.engine.actions import Action, format_action, parse_action
@@ -76,8 +76,7 @@ PLAYOUT_POLICIES: dict[str, PlayoutPolicy] = {"rules": rules_policy, "random": r
 def deal_advantage(scores: Sequence[int], seat: int, lower_is_better: bool) -> float:
     """The seat's deal score minus the mean of the others', higher is better in every game."""
     sign = -1 if lower_is_better else 1
-    others = [score for other, score in enumerate(scores) if other != seat]
-    return sign * (scores[seat] - sum(others) / len(others))
+    return advantage_over_others([sign * score for score in scores], seat)
 
 
 def evaluate(

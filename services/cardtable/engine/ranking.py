@@ -6,6 +6,8 @@ The rule: docs/rules.md#final-places-and-ties.
 (4, 1, 1, 3)
 >>> tie_groups((102, 64, 64, 89), lower_is_better=True)
 [[1, 2], [3], [0]]
+>>> win_shares((4, 1, 1, 3)), win_shares((1, 2, 1, 2), teams=((0, 2), (1, 3)))
+((0.0, 0.5, 0.5, 0.0), (1.0, 0.0, 1.0, 0.0))
 """
 
 from __future__ import annotations
@@ -47,3 +49,11 @@ def share_place_values(
             shares[seat] = share
         first_place += len(group)
     return shares
+
+
+def win_shares(places: Sequence[int], teams: Sequence[Sequence[int]] = ()) -> tuple[float, ...]:
+    """Each seat's share of the win: winners tied for first split it, partners counting as
+    one winner (a team wins as a pair, each partner with the whole share)."""
+    team_of = {seat: index for index, team in enumerate(teams) for seat in team}
+    winners = len({team_of.get(seat, -1 - seat) for seat, place in enumerate(places) if place == 1})
+    return tuple(1.0 / winners if place == 1 else 0.0 for place in places)
