@@ -208,7 +208,7 @@ async def test_tampered_logs_are_caught(cluster: Cluster) -> None:
             fake,
             forged[-1].sequence + 1,
             payload,
-            {SIGNATURE_HEADER: forger.sign(payload)},
+            {SIGNATURE_HEADER: forger.signer.sign(payload)},
         )
     )
     report = _audit(cluster, table_id, forged)

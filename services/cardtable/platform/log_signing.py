@@ -6,6 +6,13 @@ signature travels in the message's ``Cardtable-Signature`` header as
 ``ed25519 <key id> <base64 signature>`` over the stored bytes. A key id is the first 16 hex
 digits of SHA-256 of the raw public key, so it cannot disagree with the key it names.
 
+Batches appended together may share one signature (``BatchSigner.sign_many``): the signature
+covers the root of a Merkle tree over their stored bytes (platform/merkle.py), and each batch's
+header, ``ed25519-tree <key id> <base64 signature> <index>/<size> <base64 proof>``, carries its
+place in the tree and the sibling hashes up to the root, so each batch is still checked on its
+own. A verifier remembers the roots it has verified, so the batches of one tree cost one
+Ed25519 verification between them.
+
 :class:`ChainCheck` follows one table's batches in log order and raises
 :class:`LogIntegrityError` on a batch that is unsigned where signing is due, signed by an
 unknown key, signed wrongly, or that does not follow the previous batch (altered, removed,
@@ -29,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -37,12 +45,21 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
+from cardtable.platform import merkle
 from cardtable_api.events.v1 import events_pb2
 
 SIGNATURE_HEADER = "Cardtable-Signature"
 ALGORITHM = "ed25519"
+#: A signature over the root of a tree of batches (module doc).
+TREE_ALGORITHM = "ed25519-tree"
 #: Signatures cover this prefix and the batch, so they mean nothing in any other context.
 DOMAIN = b"cardtable event batch v1\x00"
+#: Tree signatures cover this prefix, the tree's size and its root: never a batch's signature.
+TREE_DOMAIN = b"cardtable event batch tree v1\x00"
+#: Batches one tree signature covers at most: a proof holds at most eight hashes.
+MAX_TREE_LEAVES = 256
+#: Tree roots a verifier remembers as verified (the batches of one tree arrive close together).
+VERIFIED_ROOTS_KEPT = 1024
 #: The stream metadata key naming the first sequence whose batches must be signed.
 SIGNED_FROM_METADATA = "cardtable_signed_from_sequence"
 
@@ -159,6 +176,31 @@ class BatchSigner:
         signature = self._private.sign(DOMAIN + payload).signature
         return self._prefix + base64.b64encode(signature).decode()
 
+    def sign_many(self, payloads: Sequence[bytes]) -> list[str]:
+        """A header for each of ``payloads``, with one signature per tree of up to
+        ``MAX_TREE_LEAVES`` of them (one payload alone is signed as by :meth:`sign`)."""
+        if len(payloads) == 1:
+            return [self.sign(payloads[0])]
+        headers: list[str] = []
+        for start in range(0, len(payloads), MAX_TREE_LEAVES):
+            headers += self._sign_tree(payloads[start : start + MAX_TREE_LEAVES])
+        return headers
+
+    def _sign_tree(self, payloads: Sequence[bytes]) -> list[str]:
+        size = len(payloads)
+        root, proofs = merkle.tree(payloads)
+        signature = self._private.sign(_tree_message(size, root)).signature
+        prefix = f"{TREE_ALGORITHM} {self.key_id} {base64.b64encode(signature).decode()} "
+        return [
+            f"{prefix}{index}/{size} {base64.b64encode(b''.join(proof)).decode()}"
+            for index, proof in enumerate(proofs)
+        ]
+
+
+def _tree_message(size: int, root: bytes) -> bytes:
+    """What a tree signature signs: the size is in it, so a proof cannot claim another tree."""
+    return TREE_DOMAIN + size.to_bytes(4, "big") + root
+
 
 @dataclass(frozen=True)
 class SignedBatch:
@@ -197,12 +239,17 @@ def vouched_batches(verifier: BatchVerifier, batches: Sequence[SignedBatch]) -> 
     return vouched
 
 
-def _header_parts(header: str) -> tuple[str, str]:
-    """A signature header's key id and base64 signature; LogIntegrityError if malformed."""
+def _header_parts(header: str) -> list[str]:
+    """A signature header's parts: the algorithm, the key id, the base64 signature and, for a
+    tree signature, the place (``index/size``) and the base64 proof; LogIntegrityError if
+    malformed."""
     parts = header.split(" ")
-    if len(parts) != 3 or parts[0] != ALGORITHM:
+    if not (
+        (len(parts) == 3 and parts[0] == ALGORITHM)
+        or (len(parts) == 5 and parts[0] == TREE_ALGORITHM)
+    ):
         raise LogIntegrityError(f"the signature header is malformed ({header[:40]!r})")
-    return parts[1], parts[2]
+    return parts
 
 
 class BatchVerifier:
@@ -215,19 +262,58 @@ class BatchVerifier:
             key_id = key_id_of(raw)
             self._keys[key_id] = VerifyKey(raw)
             self.public_keys[key_id] = raw
+        #: Signed tree messages (with their signature and key id) verified already.
+        self._verified_roots: OrderedDict[bytes, None] = OrderedDict()
+        #: Ed25519 verifications made (a remembered tree root costs none).
+        self.verifications = 0
 
     def verify(self, payload: bytes, header: str) -> str:
         """The key id that signed ``payload``; :class:`LogIntegrityError` otherwise."""
-        key_id, text = _header_parts(header)
+        parts = _header_parts(header)
+        key_id = parts[1]
         key = self._keys.get(key_id)
         if key is None:
             raise LogIntegrityError(f"signed by unknown key {key_id[:16]!r}")
         try:
-            signature = base64.b64decode(text, validate=True)
-            key.verify(DOMAIN + payload, signature)
+            signature = base64.b64decode(parts[2], validate=True)
+            if parts[0] == TREE_ALGORITHM:
+                self._verify_tree(key, key_id, payload, signature, parts[3], parts[4])
+            else:
+                self.verifications += 1
+                key.verify(DOMAIN + payload, signature)
         except (binascii.Error, ValueError, BadSignatureError):
             raise LogIntegrityError(f"the signature by key {key_id} does not match") from None
         return key_id
+
+    def _verify_tree(
+        self, key: VerifyKey, key_id: str, payload: bytes, signature: bytes, place: str, proof: str
+    ) -> None:
+        """Raises ValueError or BadSignatureError unless ``payload`` is the leaf at ``place`` of
+        a tree whose root ``signature`` signs."""
+        index_text, _, size_text = place.partition("/")
+        if not (index_text.isdigit() and size_text.isdigit()):
+            raise ValueError("malformed place in the tree")
+        index, size = int(index_text), int(size_text)
+        hashes = base64.b64decode(proof, validate=True)
+        if not 1 < size <= MAX_TREE_LEAVES or len(hashes) % merkle.HASH_SIZE:
+            raise ValueError("impossible tree")
+        path = [
+            hashes[start : start + merkle.HASH_SIZE]
+            for start in range(0, len(hashes), merkle.HASH_SIZE)
+        ]
+        root = merkle.root_from_proof(merkle.leaf_hash(payload), index, size, path)
+        if root is None:
+            raise ValueError("the proof does not fit the tree")
+        message = _tree_message(size, root)
+        remembered = key_id.encode() + signature + message
+        if remembered in self._verified_roots:
+            self._verified_roots.move_to_end(remembered)
+            return
+        self.verifications += 1
+        key.verify(message, signature)
+        self._verified_roots[remembered] = None
+        if len(self._verified_roots) > VERIFIED_ROOTS_KEPT:
+            self._verified_roots.popitem(last=False)
 
 
 def signed_from_sequence(metadata: Mapping[str, str] | None) -> int:
@@ -269,7 +355,7 @@ def check_next(
         key_id = None
     else:
         try:
-            key_id = _header_parts(header)[0] if vouched else verifier.verify(payload, header)
+            key_id = _header_parts(header)[1] if vouched else verifier.verify(payload, header)
         except LogIntegrityError as error:
             raise LogIntegrityError(error.reason, sequence, version) from None
         if batch.previous_batch_sha256 != last_sha256:

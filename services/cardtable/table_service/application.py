@@ -454,13 +454,14 @@ class TableApplication:
                     command_fingerprint=fingerprint,
                 )
                 payload = batch.SerializeToString()
+                signature = await self.security.signature(payload)
                 try:
                     appended = await self.store.append(
                         table_id,
                         command_id,
                         payload,
                         table.state.sequence,
-                        signature=self.security.sign(payload),
+                        signature=signature,
                     )
                 except AppendConflictError:
                     continue

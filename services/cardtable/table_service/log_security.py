@@ -29,6 +29,7 @@ from cardtable.platform.log_signing import (
     vouched_batches,
 )
 from cardtable.platform.settings import EnvReader
+from cardtable.table_service.signing_queue import SigningQueue
 from cardtable.table_service.state import TableState
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
@@ -51,6 +52,8 @@ class LogSecurity:
 
     def __post_init__(self) -> None:
         self.verifier = BatchVerifier((self.signer.public_key, *self.retired_public_keys))
+        #: Batches ready in the same turn of the event loop share a signature.
+        self.signing = SigningQueue(self.signer)
 
     @classmethod
     def generate(cls) -> LogSecurity:
@@ -113,8 +116,9 @@ class LogSecurity:
             )
         return stored
 
-    def sign(self, payload: bytes) -> str:
-        return self.signer.sign(payload)
+    async def signature(self, payload: bytes) -> str:
+        """The signature header for ``payload``, shared with the batches ready beside it."""
+        return await self.signing.signature(payload)
 
     # -- in -------------------------------------------------------------------------------------
     def vouched(self, batches: Sequence[StoredBatch]) -> int:

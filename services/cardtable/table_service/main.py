@@ -203,6 +203,7 @@ async def table_service_parts(
     try:
         metrics = TableMetrics(registry if registry is not None else CollectorRegistry())
         app.integrity_listeners.append(metrics.log_integrity_failed)
+        app.security.signing.listeners.append(metrics.log_signed)
         app.fallback_listeners.append(lambda table_id, seat: metrics.bot_fallback_moves.inc())
         lobby = Lobby(app, quotas, metrics.quota_checked)
         changes = TableChanges(nats_client, store)

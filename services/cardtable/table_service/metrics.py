@@ -88,6 +88,22 @@ class TableMetrics:
             registry=registry,
         )
 
+        self.log_signatures = Counter(
+            "cardtable_log_signatures_total",
+            "Ed25519 signatures made over batches appended (one covers the batches ready "
+            "together, log_signing)",
+            registry=registry,
+        )
+        self.log_batches_signed = Counter(
+            "cardtable_log_batches_signed_total",
+            "Batches signed; divided by cardtable_log_signatures_total, batches per signature",
+            registry=registry,
+        )
+
+    def log_signed(self, signatures: int, batches: int) -> None:
+        self.log_signatures.inc(signatures)
+        self.log_batches_signed.inc(batches)
+
     def log_integrity_failed(self, table_id: str, error: Exception) -> None:
         reason = str(getattr(error, "reason", "unknown"))
         if reason.startswith("signed by unknown key"):

@@ -38,6 +38,9 @@ Progress = Callable[[str, int, int], None]
 POOL_GAMES_PER_KIND = 12
 #: Tables in play at any moment while the log is written.
 TABLES_AT_ONCE = 200
+#: Consecutive batches that share one tree signature (log_signing.sign_many), about what the
+#: table service signs together under load (``batches_per_signature`` of ``cardtable bench``).
+SIGNED_TOGETHER = 40
 #: Publishes awaiting their acks at once.
 PUBLISH_WINDOW = 2000
 
@@ -130,11 +133,13 @@ def log_messages(
     Each table's expected last subject sequence is the stream sequence of its previous message,
     as the table service's optimistic concurrency check sends it; so a message appended out of
     order, or twice, is refused by JetStream rather than silently kept. With ``signer`` each
-    batch is chained to its table's previous one and signed, as the table service writes them
-    (a scoring service given the public key refuses anything else).
+    batch is chained to its table's previous one and every ``SIGNED_TOGETHER`` consecutive
+    batches share a tree signature, as the table service writes them (a scoring service given
+    the public key refuses anything else).
     """
     last_on_subject: dict[str, int] = {}
     last_digest: dict[str, bytes] = {}
+    unsigned: list[LogMessage] = []
     for sequence, (copy, index) in enumerate(schedule, start=1):
         expected = last_on_subject.get(copy.table_id, 0)
         last_on_subject[copy.table_id] = sequence
@@ -143,18 +148,34 @@ def log_messages(
             batch = events_pb2.EventBatch.FromString(data)
             batch.previous_batch_sha256 = last_digest.get(copy.table_id, b"")
             data = batch.SerializeToString()
-            headers[SIGNATURE_HEADER] = signer.sign(data)
             last_digest[copy.table_id] = batch_sha256(data)
         if index + 1 == len(copy.template.batches):
             del last_on_subject[copy.table_id]  # the table is over
             last_digest.pop(copy.table_id, None)
-        yield LogMessage(
+        message = LogMessage(
             sequence=sequence,
             subject=names.table_subject(copy.table_id),
             data=data,
             headers=headers,
             events=len(copy.template.events[index]),
         )
+        if signer is None:
+            yield message
+            continue
+        unsigned.append(message)
+        if len(unsigned) == SIGNED_TOGETHER:
+            yield from _signed(signer, unsigned)
+            unsigned = []
+    if signer is not None and unsigned:
+        yield from _signed(signer, unsigned)
+
+
+def _signed(signer: BatchSigner, messages: list[LogMessage]) -> list[LogMessage]:
+    for message, header in zip(
+        messages, signer.sign_many([message.data for message in messages]), strict=True
+    ):
+        message.headers[SIGNATURE_HEADER] = header
+    return messages
 
 
 async def append_log(

@@ -48,7 +48,13 @@ from cardtable_tools.bench.raw_limits import (
     postgres_insert_rate,
     python_speed,
 )
-from cardtable_tools.bench.scrape import histogram_since, scrape_histogram, to_ms
+from cardtable_tools.bench.scrape import (
+    histogram_since,
+    sample_sum,
+    scrape_histogram,
+    scrape_metrics,
+    to_ms,
+)
 from cardtable_tools.bench.stack import (
     SERVICES,
     SystemStack,
@@ -58,6 +64,8 @@ from cardtable_tools.bench.stack import (
 from cardtable_tools.bench.table_load import WARMUP_SHARE, LoadResult, run_load
 
 LAG_HISTOGRAM = "scoring_projection_lag_seconds"
+SIGNATURES = "cardtable_log_signatures_total"
+BATCHES_SIGNED = "cardtable_log_batches_signed_total"
 #: How each client model learns that it is its seat's turn (the report says which ran).
 CLIENT_DESCRIPTIONS = {
     "turns": "turns: each client streams its seat's turns (WatchTurns), then MakeMove",
@@ -238,6 +246,7 @@ async def measure_load(
     lag_before = await scrape_histogram(scoring.metrics_port, LAG_HISTOGRAM) if scoring else None
     sequence_before = await last_sequence(stack)
     quotas_before = await quota_counts(stack.services["table"].metrics_port)
+    signing_before = await signing_counts(stack.services["table"].metrics_port)
     cpu = CpuMeter(stack)
     sampling: list[asyncio.Task[None]] = []
 
@@ -267,6 +276,10 @@ async def measure_load(
         await sampling[0]
         profiles = await profiler.finish()
     quotas = counts_since(quotas_before, await quota_counts(stack.services["table"].metrics_port))
+    signing_after = await signing_counts(stack.services["table"].metrics_port)
+    signatures, signed = (
+        after - before for after, before in zip(signing_after, signing_before, strict=True)
+    )
     if scoring is None or lag_before is None:  # the table path alone: nothing projects
         appended = await last_sequence(stack) - sequence_before
         projection: dict[str, Any] = dict.fromkeys(PROJECTION_FIGURES)
@@ -287,6 +300,7 @@ async def measure_load(
         "appended_batches": appended,
         "quota_checks": quotas["checks"],
         "quota_refusals": quotas["refusals"],
+        "batches_per_signature": round(signed / signatures, 2) if signatures else None,
         "cpu_seconds": cpu_used,
         **({"profiles": profiles} if profiles is not None else {}),
         "cpu_ms_per_move": {
@@ -294,6 +308,13 @@ async def measure_load(
             for name, used in cpu_used.items()
         },
     }
+
+
+async def signing_counts(metrics_port: int) -> tuple[float, float]:
+    """The table service's signatures made and batches signed so far (one signature covers the
+    batches ready together: log_signing)."""
+    text = await scrape_metrics(metrics_port)
+    return sample_sum(text, SIGNATURES), sample_sum(text, BATCHES_SIGNED)
 
 
 def _ratios(moves_per_s: float, raw: dict[str, Any]) -> dict[str, float | None]:
