@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cardtable_tools.bench import profiles
+from cardtable_tools.bench import cpu_kinds, profiles
 from cardtable_tools.bench.profiles import Profiler, summarise
 
 BUSY = """
@@ -69,3 +69,34 @@ def test_a_busy_process_is_sampled_and_its_hot_function_named(tmp_path: Path) ->
     assert isinstance(top, list)
     assert top[0][0].startswith("spin_the_wheel") and top[0][1] > 0.8
     assert Path(str(summary["file"])).read_text().count("spin_the_wheel") >= 1
+
+
+def test_samples_are_put_under_the_kind_of_their_innermost_frame() -> None:
+    assert cpu_kinds.kind_of("Runner.run (asyncio/runners.py:118)") == (
+        "event loop and gRPC core (native)"
+    )
+    assert cpu_kinds.kind_of("wait_for (asyncio/tasks.py:479)") == "asyncio (Python)"
+    assert cpu_kinds.kind_of("Client._send_publish (nats/aio/client.py:1)") == "NATS client"
+    assert cpu_kinds.kind_of("crypto_sign_open (nacl/bindings/crypto_sign.py:9)") == (
+        "signatures and sealing"
+    )
+    assert cpu_kinds.kind_of("apply (cardtable/engine/game.py:4)") == "engine"
+    assert cpu_kinds.kind_of("encode_view (cardtable/views/encode.py:3)") == "views and facts"
+    assert cpu_kinds.kind_of("execute (cardtable/table_service/application.py:4)") == (
+        "our service code"
+    )
+    assert cpu_kinds.kind_of("dumps (json/__init__.py:2)") == cpu_kinds.OTHER
+    shares = cpu_kinds.kinds_of(
+        [
+            "main;execute (cardtable/table_service/application.py:4) 5",
+            "main;execute;publish (nats/aio/client.py:1) 3",
+            "main (asyncio/runners.py:118) 2",
+            "not a profile line",
+        ]
+    )
+    assert shares == {
+        "our service code": 0.5,
+        "NATS client": 0.3,
+        "event loop and gRPC core (native)": 0.2,
+    }
+    assert doctest.testmod(cpu_kinds).failed == 0

@@ -217,9 +217,28 @@ def test_the_report_shows_the_paced_runs_and_where_each_target_was_judged() -> N
             "targets_met": dict.fromkeys(FLOOR_TARGETS, True),
         },
     }
+    run["profiles"] = {
+        "80-tables-table": {
+            "top": [["execute (table_service/application.py)", 0.5, 0.9]],
+            "kinds": {"our service code": 0.5, "NATS client": 0.25, "engine": 0.25},
+        },
+        "80-tables-rules": {
+            "top": [["apply (engine/game.py)", 0.5, 1.0]],
+            "kinds": {"engine": 0.5, "views and facts": 0.5},
+        },
+    }
     console = Console(width=200, record=True)
     console.print(render_system_report(report))
     text = console.export_text()
+    # A move's CPU by kind: the shares times each service's CPU per move (rules 0.6, table 0.8).
+    kinds = {line.split("│")[1].strip(): line for line in text.splitlines() if line.count("│") == 5}
+    assert kinds["engine"].split("│")[2:5] == [" 0.300 ", " 0.200 ", " 0.500 "]
+    assert kinds["our service code"].split("│")[2:5] == [" 0.000 ", " 0.400 ", " 0.400 "]
+    assert kinds["transport: the first five kinds"].split("│")[2:5] == [
+        " 0.000 ",
+        " 0.200 ",
+        " 0.200 ",
+    ]
     assert "80 at 1,000/s" in text and "80 at 500/s" in text
     # CPU per move for every load, paced ones too, each process's and in all.
     cpu_rows = [line for line in text.splitlines() if "0.80" in line and "0.60" in line]

@@ -5,7 +5,8 @@ py-spy reads a process's stacks from outside (ptrace), so the services run uncha
 unslowed by instrumentation; ``--nonblocking`` keeps it from pausing them at all. Each
 profile is written as collapsed stacks (``DIR/<load>-<service>.txt``, one line per distinct
 stack with its sample count), the input every flame-graph tool reads, and summarised here as
-the functions holding the most samples, by their own code and with what they call.
+the functions holding the most samples, by their own code and with what they call, and by
+kind of work (``cpu_kinds``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from cardtable_tools.bench.cpu_kinds import kinds_of
 
 #: Samples a second: enough for a stable picture in 20 s, cheap for py-spy.
 SAMPLE_RATE = 200
@@ -130,9 +133,11 @@ def _profile_summary(path: Path, returncode: int | None, errors: bytes) -> dict[
     """A finished sampler's profile, summarised, or what went wrong."""
     if returncode != 0 or not path.exists():
         return {"error": errors.decode(errors="replace").strip()[-300:]}
-    samples, shares = summarise(path.read_text().splitlines())
+    lines = path.read_text().splitlines()
+    samples, shares = summarise(lines)
     return {
         "file": str(path),
         "samples": samples,
         "top": [[share.function, share.own, share.total] for share in shares],
+        "kinds": kinds_of(lines) if samples else {},
     }

@@ -8,6 +8,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from cardtable_tools.bench.cpu_kinds import KINDS, OTHER, TRANSPORT_KINDS
+
 
 def _number(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
@@ -115,6 +117,7 @@ def render_system_report(report: dict[str, Any]) -> Group:
         tables.append(_floor_table(report))
     if best.get("profiles"):
         tables.append(_profile_table(best))
+        tables.append(_kinds_table(best, report.get("floor")))
     lines = [_verdict(report, key) for key in report["targets"]]
     lines.extend(_quota_lines(report))
     services = report.get("services")
@@ -352,4 +355,43 @@ def _profile_table(run: dict[str, Any]) -> Table:
         for function, own, total in profile["top"][:6]:
             table.add_row(service, function, f"{own * 100:.1f}", f"{total * 100:.1f}")
             service = ""
+    return table
+
+
+def _kinds_table(run: dict[str, Any], floor: dict[str, Any] | None) -> Table:
+    """A move's CPU in each service by kind of work (its profile's shares times the service's
+    CPU per move), beside the floor's processes at the same load where it ran."""
+    services = {
+        name.rsplit("-", 1)[-1]: profile.get("kinds") or {}
+        for name, profile in sorted(run["profiles"].items())
+        if run["cpu_ms_per_move"].get(name.rsplit("-", 1)[-1])
+    }
+    table = _numbers_table(
+        f"a move's CPU by kind of work at {run['tables']} tables, ms per move (py-spy shares "
+        "times each service's CPU)",
+        "kind",
+        (*services, "all"),
+    )
+    kinds = [name for name, _ in KINDS] + [OTHER]
+    for kind in kinds:
+        figures = [
+            services[service].get(kind, 0.0) * run["cpu_ms_per_move"][service]
+            for service in services
+        ]
+        if any(figures):
+            table.add_row(kind, *(_number(value, 3) for value in figures), _number(sum(figures), 3))
+    transport = [
+        sum(shares.get(kind, 0.0) for kind in TRANSPORT_KINDS) * run["cpu_ms_per_move"][service]
+        for service, shares in services.items()
+    ]
+    table.add_row("transport: the first five kinds", *(_number(v, 3) for v in transport),
+                  _number(sum(transport), 3))  # fmt: skip
+    floor_run = _run_at(floor["runs"], None) if floor else None
+    floor_cpu = floor_run["cpu_ms_per_move"] if floor_run is not None else {}
+    if any(name.startswith("floor ") for name in floor_cpu):
+        table.add_row(
+            "the floor's process, whole (no code of ours)",
+            *(_number(floor_cpu.get(f"floor {service}"), 3) for service in services),
+            _number(sum(v for k, v in floor_cpu.items() if k.startswith("floor ") and v), 3),
+        )
     return table
