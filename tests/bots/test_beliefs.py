@@ -26,8 +26,9 @@ from cardtable.bots.beliefs import (
 )
 from cardtable.bots.determinize import sample_placement, sample_world
 from cardtable.bots.random_play import shuffled_deck
+from cardtable.bots.rules import hearts as hearts_rules
 from cardtable.bots.rules import rules_action
-from cardtable.engine.actions import BIDS, parse_action
+from cardtable.engine.actions import BIDS, parse_action, pass_cards
 from cardtable.engine.cards import parse_cards
 from cardtable.engine.determinize import hidden_cards, state_from_view
 from cardtable.engine.game import GameState
@@ -206,7 +207,7 @@ def test_a_belote_pass_makes_the_jack_and_nine_of_the_turned_suit_unlikely_in_th
 
 
 def test_without_evidence_a_world_costs_one_draw_and_is_the_uniform_one() -> None:
-    """Hearts says nothing by bidding, nor does a Whist deal before anyone else has bid."""
+    """Hearts before the pass says nothing, nor does a Whist deal before anyone else has bid."""
     for game, players in (("hearts", 4), ("whist", 4)):
         state = game_spec(game).new_game(players, None, 0)
         state.deal(shuffled_deck(state, random.Random(6)))
@@ -229,3 +230,58 @@ def test_weighing_costs_the_search_its_extra_draws() -> None:
         WorldSampler(view, hidden_cards(view), sample_placement, 1, weigh=False).draws_per_world
         == 1
     )
+
+
+def test_in_hearts_the_real_deal_is_likelier_than_a_uniform_draw_after_the_pass() -> None:
+    """The pass the observer received says what its passer kept (a 3-5-8 contract's kind of
+    evidence: it moves the share of cards placed right by about its noise, so it is held to
+    this check)."""
+    above = positions = 0
+    for state in rules_positions("hearts", 4, "play", seed=5, count=40):
+        observer = state.to_act()[0]
+        view = state.observation(observer)
+        assert has_evidence(view)
+        hidden = hidden_cards(view)
+        played = cards_played_by_seat(view, state.spec.direction)
+        rng = random.Random(3)
+        drawn = [
+            likelihood_of(sample_world(view, rng, hidden), observer, played) for _ in range(30)
+        ]
+        positions += 1
+        above += likelihood_of(state, observer, played) > statistics.fmean(drawn)
+    assert above / positions >= 0.7, (above, positions)
+
+
+def test_a_hearts_pass_of_harmless_cards_is_explained_by_a_harmless_hand() -> None:
+    """A passer that passed its three least dangerous cards: a world where it kept the queen
+    of spades and high hearts is far less likely than one where all it held was harmless."""
+    state = game_spec("hearts").new_game(4, {"quick": "true"}, 0)
+    state.deal(shuffled_deck(state, random.Random(7)))
+    offset = state.pass_offset  # type: ignore[attr-defined]
+    assert offset
+    passer = 0
+    observer = (passer + offset) % 4
+    for seat in range(4):
+        hand = state.hands[seat]  # type: ignore[attr-defined]
+        ranked = sorted(hand, key=lambda card: hearts_rules.danger(card, hand))
+        chosen = ranked[:3] if seat == passer else ranked[-3:]
+        state.apply(seat, pass_cards(chosen))
+    view = state.observation(observer)
+    hidden = hidden_cards(view)
+    passer_place = hidden.places.index(f"hand {passer}")
+    # Danger out of any hand's context: the high spades at their most dangerous.
+    ranked = sorted(hidden.unseen, key=lambda card: hearts_rules.danger(card, []))
+    worlds = []
+    for hand in (ranked[: hidden.counts[passer_place]], ranked[-hidden.counts[passer_place] :]):
+        rest = [card for card in hidden.unseen if card not in hand]
+        placement: list[list[int]] = []
+        for place, count in zip(hidden.places, hidden.counts, strict=True):
+            if place == f"hand {passer}":
+                placement.append(list(hand))
+            else:
+                placement.append(rest[:count])
+                rest = rest[count:]
+        worlds.append(state_from_view(view, placement, hidden))
+    played: list[list[int]] = [[] for _ in range(4)]
+    harmless, dangerous = (likelihood_of(world, observer, played) for world in worlds)
+    assert harmless > dangerous + 5, (harmless, dangerous)

@@ -18,7 +18,12 @@ that a person who bids by feel still fits worlds near what the rules would have 
   :data:`TAKE_SCALE`.
 - **3-5-8**: the declarer's contract is likely in proportion to how well the hand suits it
   against the other contracts it still had (a softmax over their scaled fitness).
-- **Hearts** says nothing by bidding; its plays constrain the worlds through voids only.
+- **Hearts**: the three cards the observer was passed are likely when the passer ranked them
+  above the cards it kept by the rule-based player's danger of a card
+  (:func:`cardtable.bots.rules.hearts.danger`): each pair of a card passed and a card kept adds
+  a logistic term of scale :data:`PASS_SCALE`. The passer's hand before the pass is read as its
+  cards this deal plus those it passed; the three it was passed itself are unknown to the
+  observer (but when the pass goes across: they are the observer's own), so they stay in.
 
 A hand is read as a drawn placement gives it: the seat's cards now plus those it played this
 deal.
@@ -36,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cardtable.bots.rules import belote as belote_rules
+from cardtable.bots.rules import hearts as hearts_rules
 from cardtable.bots.rules import three_five_eight as three_five_eight_rules
 from cardtable.bots.rules import whist as whist_rules
 from cardtable.engine.actions import NAME_TRUMP, TAKE_TRUMP
@@ -43,6 +49,7 @@ from cardtable.engine.cards import SUIT_LETTERS, SUIT_OF, SUITS, Card
 from cardtable.engine.determinize import HiddenCards, state_from_view
 from cardtable.engine.game import GameState
 from cardtable.engine.games.belote.rules import PLAYERS, BeloteState
+from cardtable.engine.games.hearts.rules import HeartsState
 from cardtable.engine.games.three_five_eight.rules import (
     CONTRACTS,
     FIRST_CARDS,
@@ -59,6 +66,8 @@ BID_SPREAD = 0.5
 TAKE_SCALE = 0.5
 #: Temperature of the softmax over a 3-5-8 declarer's contracts, in units of scaled fitness.
 CONTRACT_TEMPERATURE = 0.25
+#: Scale of the logistic curve of a Hearts pass: danger a passed card has over a kept one.
+PASS_SCALE = 4.0
 #: Cards in a Belote hand while the trump is bid.
 BELOTE_BIDDING_CARDS = 5
 #: Worlds drawn for each one kept when there is something to weigh them by.
@@ -165,6 +174,29 @@ def three_five_eight_log_likelihood(
     return readings[world.contract][0] / temperature - norm
 
 
+def hearts_log_likelihood(
+    world: HeartsState, observer: int, hands: Sequence[Sequence[Card]]
+) -> float:
+    """How well the passer's hand explains the three cards it passed to the observer."""
+    passed = world.received[observer]
+    if not world.pass_offset or not passed:
+        return 0.0
+    passer = (observer - world.pass_offset) % len(hands)
+    own_pass = world.passes[observer] or ()
+    # Across, the passer's own three came from the observer: its hand before the pass is exact.
+    came_from_observer = (
+        set(own_pass) if (passer - world.pass_offset) % len(hands) == observer else set()
+    )
+    before = [card for card in hands[passer] if card not in came_from_observer] + list(passed)
+    kept = [card for card in before if card not in passed]
+    danger = {card: hearts_rules.danger(card, before) for card in before}
+    return sum(
+        _log_sigmoid((danger[given] - danger[card]) / PASS_SCALE)
+        for given in passed
+        for card in kept
+    )
+
+
 def log_likelihood(world: GameState, observer: int, hands: Sequence[Sequence[Card]]) -> float:
     """The log-likelihood of what ``observer`` saw the others decide (0: no evidence), were
     ``hands`` the cards each seat held this deal. ``world`` is any state the observation
@@ -175,6 +207,8 @@ def log_likelihood(world: GameState, observer: int, hands: Sequence[Sequence[Car
         return belote_log_likelihood(world, observer, hands)
     if isinstance(world, ThreeFiveEightState):
         return three_five_eight_log_likelihood(world, observer, hands)
+    if isinstance(world, HeartsState):
+        return hearts_log_likelihood(world, observer, hands)
     return 0.0
 
 
@@ -199,6 +233,8 @@ def has_evidence(observation: Mapping[str, Any]) -> bool:
         return any(int(entry["seat"]) != seat for entry in observation.get("bids") or [])
     if game == "358":
         return observation.get("contract") is not None and observation.get("declarer") != seat
+    if game == "hearts":
+        return bool(observation.get("received"))
     return False
 
 
