@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
+from cardtable.scoring_service import row_writes
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.log_reading import read_log_elsewhere
@@ -64,9 +65,9 @@ def many_tables() -> list[TableLog]:
 
 
 @pytest.mark.parametrize(
-    ("second_process", "per_transaction"),
-    [(False, 500), (True, 500), (True, 7)],
-    ids=["read here", "read elsewhere", "many short transactions"],
+    ("second_process", "per_transaction", "copy_from_rows"),
+    [(False, 500, None), (True, 500, None), (True, 7, None), (False, 500, 1)],
+    ids=["read here", "read elsewhere", "many short transactions", "every write a COPY"],
 )
 async def test_a_rebuild_equals_the_live_projection_table_by_table(
     nats_connection: NatsConnection,
@@ -76,10 +77,12 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
     fresh_database_url: str,
     second_process: bool,
     per_transaction: int,
+    copy_from_rows: int | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Short transactions carry tables and ratings over many commits in the rebuild's memory
-    (committed_state.py); the orphan batch fails inside a fold, which makes it forget them."""
+    (committed_state.py); the orphan batch fails inside a fold, which makes it forget them.
+    Rows written by COPY through staging tables (row_writes) land as the upserts write them."""
     js, names = nats_connection.jetstream, consumer_settings.log
     logs = many_tables()
     batches = interleave(logs)
@@ -103,6 +106,8 @@ async def test_a_rebuild_equals_the_live_projection_table_by_table(
         forget(state)
 
     monkeypatch.setattr(CommittedState, "forget", counted_forget)
+    if copy_from_rows is not None:
+        monkeypatch.setattr(row_writes, "COPY_FROM_ROWS", copy_from_rows)
     progress: list[RebuildProgress] = []
     result = await rebuild(
         fresh_database_url,

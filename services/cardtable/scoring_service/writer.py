@@ -41,6 +41,7 @@ from cardtable.scoring_service.messages import (
 )
 from cardtable.scoring_service.projection import Projection, VersionGap
 from cardtable.scoring_service.ratings import seat_changes
+from cardtable.scoring_service.row_writes import write_rows
 from cardtable.scoring_service.rows import (
     DeadLetterRow,
     DealRow,
@@ -70,9 +71,6 @@ WRITE_ORDER: tuple[type[Row], ...] = (
     RatingChangeRow,
     DeadLetterRow,
 )
-
-#: Rows that are only ever inserted: a conflict would mean a fold went wrong.
-INSERT_ONLY = frozenset({RatingChangeRow, DeadLetterRow})
 
 
 @dataclass
@@ -110,30 +108,8 @@ class _MessageFailedError(Exception):
         self.reason = reason
 
 
-def _write_sql(row_type: type[Row]) -> str:
-    columns = row_type.columns()
-    placeholders = ", ".join(f"${index}" for index in range(1, len(columns) + 1))
-    insert = f"INSERT INTO {row_type.TABLE} ({', '.join(columns)}) VALUES ({placeholders})"
-    if row_type in INSERT_ONLY:
-        return insert
-    if row_type is PlayerRow:
-        # The first sighting stays; an empty name (a bot handed a seat) keeps the known one.
-        updates = (
-            "kind = EXCLUDED.kind, display_name = CASE WHEN EXCLUDED.display_name <> '' "
-            "THEN EXCLUDED.display_name ELSE players.display_name END"
-        )
-    else:
-        updates = ", ".join(
-            f"{column} = EXCLUDED.{column}" for column in columns if column not in row_type.KEY
-        )
-    return f"{insert} ON CONFLICT ({', '.join(row_type.KEY)}) DO UPDATE SET {updates}"
-
-
 def _select_sql(row_type: type[Row]) -> str:
     return f"SELECT {', '.join(row_type.columns())} FROM {row_type.TABLE}"
-
-
-WRITE_SQL = {row_type: _write_sql(row_type) for row_type in WRITE_ORDER}
 
 
 async def _load_rows(
@@ -449,4 +425,4 @@ class ProjectionWriter:
         for row_type in WRITE_ORDER:
             rows = by_type.get(row_type)
             if rows:
-                await connection.executemany(WRITE_SQL[row_type], rows)
+                await write_rows(connection, row_type, rows)
