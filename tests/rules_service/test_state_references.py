@@ -39,9 +39,11 @@ def _deck(game: str, players: int, rng: random.Random) -> list[str]:
 
 
 def _started(
-    game: str, players: int, seed: int, *, by_reference: bool, scope: str = TABLE
+    game: str, players: int, seed: int, *, by_reference: bool, scope: str = TABLE, encoding: int = 0
 ) -> rules_pb2.DealResponse:
-    created = new_game(rules_pb2.NewGameRequest(game=game, players=players))
+    created = new_game(
+        rules_pb2.NewGameRequest(game=game, players=players, encoding=encoding)  # type: ignore[arg-type]
+    )
     created.state.scope = scope
     order = _deck(game, players, random.Random(seed))
     return deal(
@@ -49,10 +51,19 @@ def _started(
     )
 
 
-def _play(game: str, players: int, seed: int, *, by_reference: bool) -> list[object]:
-    """A whole game, every answer recorded but the state's own encoding."""
+def _play(
+    game: str,
+    players: int,
+    seed: int,
+    *,
+    by_reference: bool,
+    encoding: int = 0,
+    snapshots: list[rules_pb2.GameState] | None = None,
+) -> list[object]:
+    """A whole game, every answer recorded but the state's own encoding (each state answered
+    goes to ``snapshots`` when given)."""
     rng = random.Random(seed)
-    dealt = _started(game, players, seed, by_reference=by_reference)
+    dealt = _started(game, players, seed, by_reference=by_reference, encoding=encoding)
     state, status = dealt.state, dealt.status
     record: list[object] = [status, list(dealt.facts)]
     while not status.over:
@@ -80,6 +91,8 @@ def _play(game: str, players: int, seed: int, *, by_reference: bool) -> list[obj
             assert applied.state.snapshot == b"" and len(applied.state.reference) == 16
             assert applied.state.scope == TABLE
         state, status = applied.state, applied.status
+        if snapshots is not None:
+            snapshots.append(state)
         record += [view.seat_view, status, list(applied.facts), list(applied.views_of_seats_to_act)]
     assert state.snapshot, "a finished game is answered by its snapshot: it is not kept"
     record.append(get_view(rules_pb2.GetViewRequest(state=state, typed_view=True)).seat_view)

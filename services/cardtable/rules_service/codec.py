@@ -7,7 +7,6 @@ the limits on untrusted input (sizes, formats) sit in one place.
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from cardtable.engine.game import SNAPSHOT_VERSION, GameSpec, GameState
 from cardtable.engine.registry import game_spec
 from cardtable.platform.fact_messages import audience_message as encode_audience
 from cardtable.platform.protobuf_wire import struct_bytes
+from cardtable.rules_service.snapshots import JSON, check_encoding, dump_snapshot, load_snapshot
 from cardtable.views.encode import encode_view
 from cardtable.views.names import STATUS_PHASES
 from cardtable_api.common.v1 import common_pb2
@@ -157,18 +157,14 @@ def decode_state(message: rules_pb2.GameState, *, to_change: bool = False) -> Ga
             f"state snapshot version {message.snapshot_version} is not supported "
             f"(this service reads version {SNAPSHOT_VERSION})"
         )
+    check_encoding(message.encoding)
     spec = game_spec(message.game)
     if message.reference:
         return _referenced_state(message, spec, to_change=to_change)
     remembered = MEMO.take(message.snapshot) if to_change else MEMO.peek(message.snapshot)
     if remembered is not None and remembered.spec is spec:
         return remembered
-    try:
-        data = json.loads(message.snapshot)
-    except ValueError as error:  # not UTF-8, not JSON, or an integer past Python's limit
-        raise InvalidInput(f"state snapshot is not valid JSON: {error}") from None
-    except RecursionError:  # "[[[[...]]]]" nested deeper than the parser's stack
-        raise InvalidInput("state snapshot is nested too deeply") from None
+    data = load_snapshot(message.snapshot, message.encoding)
     state = spec.state_type.from_snapshot(data)
     if not to_change:
         MEMO.put(message.snapshot, state)
@@ -199,14 +195,15 @@ def _referenced_state(
 
 
 def encode_state(
-    state: GameState, *, by_reference: bool = False, scope: str = ""
+    state: GameState, *, by_reference: bool = False, scope: str = "", encoding: int = JSON
 ) -> rules_pb2.GameState:
     """``state`` as a message, remembered: the caller must not change ``state`` afterwards.
 
-    ``by_reference`` gives a new reference in place of the snapshot (compact JSON otherwise),
-    except for a finished game: no move follows it, so it is not kept here, and its snapshot
-    answers the views still asked of it.
+    ``by_reference`` gives a new reference in place of the snapshot (written in ``encoding``
+    otherwise), except for a finished game: no move follows it, so it is not kept here, and its
+    snapshot answers the views still asked of it.
     """
+    check_encoding(encoding)
     if by_reference and not state.is_over():
         reference = secrets.token_bytes(REFERENCE_BYTES)
         MEMO.put_reference(reference, scope, state)
@@ -215,11 +212,16 @@ def encode_state(
             snapshot_version=SNAPSHOT_VERSION,
             reference=reference,
             scope=scope,
+            encoding=encoding,  # type: ignore[arg-type]
         )
-    snapshot = json.dumps(state.to_snapshot(), separators=(",", ":")).encode()
+    snapshot = dump_snapshot(state.to_snapshot(), encoding)
     MEMO.put(snapshot, state)
     return rules_pb2.GameState(
-        game=state.spec.name, snapshot_version=SNAPSHOT_VERSION, snapshot=snapshot, scope=scope
+        game=state.spec.name,
+        snapshot_version=SNAPSHOT_VERSION,
+        snapshot=snapshot,
+        scope=scope,
+        encoding=encoding,  # type: ignore[arg-type]
     )
 
 

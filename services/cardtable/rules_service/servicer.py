@@ -76,7 +76,7 @@ def new_game(request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
     spec = game_spec(request.game)
     state = spec.new_game(request.players, dict(request.options.values), request.first_dealer)
     return rules_pb2.NewGameResponse(
-        state=codec.encode_state(state),
+        state=codec.encode_state(state, encoding=request.encoding),
         status=codec.encode_status(state),
         deck=codec.deck_texts(state),
     )
@@ -95,7 +95,12 @@ def deal(
         raise
     response = rules_pb2.DealResponse() if into is None else into
     response.state.CopyFrom(
-        codec.encode_state(state, by_reference=request.by_reference, scope=request.state.scope)
+        codec.encode_state(
+            state,
+            by_reference=request.by_reference,
+            scope=request.state.scope,
+            encoding=request.state.encoding,
+        )
     )
     response.status.CopyFrom(codec.encode_status(state))
     codec.add_facts(response.facts, facts)
@@ -125,7 +130,12 @@ def apply_action(
             seat_view = response.views_of_seats_to_act.add(seat=seat)
             codec.fill_view(seat_view, state.observation(seat), typed=request.typed_views)
     response.state.CopyFrom(
-        codec.encode_state(state, by_reference=request.by_reference, scope=request.state.scope)
+        codec.encode_state(
+            state,
+            by_reference=request.by_reference,
+            scope=request.state.scope,
+            encoding=request.state.encoding,
+        )
     )
     codec.add_facts(response.facts, facts)
     response.action_audience.CopyFrom(codec.encode_audience(action_audience(action, request.seat)))
@@ -178,7 +188,8 @@ def rebuild_state(
         on_step=on_step,
     )
     return rules_pb2.RebuildResponse(
-        state=codec.encode_state(state), status=codec.encode_status(state)
+        state=codec.encode_state(state, encoding=request.encoding),
+        status=codec.encode_status(state),
     )
 
 

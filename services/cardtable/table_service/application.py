@@ -53,7 +53,7 @@ from cardtable.table_service.events import public, timestamp
 from cardtable.table_service.limits import DEFAULT_LIMITS, TableLimits
 from cardtable.table_service.lobby_index import LobbyIndex, TableSummary
 from cardtable.table_service.log_security import IntegrityListener, LogSecurity, chain_after
-from cardtable.table_service.rules_port import RulesPort
+from cardtable.table_service.rules_port import SNAPSHOT_ENCODING, RulesPort
 from cardtable.table_service.state import (
     BOT,
     FINISHED,
@@ -304,6 +304,7 @@ class TableApplication:
                 options=common_pb2.GameOptions(values=table.state.options),
                 first_dealer=table.state.first_dealer,
                 inputs=[step_message(step) for step in table.state.inputs],
+                encoding=SNAPSHOT_ENCODING,
             )
         )
         reply.state.scope = table.state.table_id

@@ -35,7 +35,7 @@ from cardtable.table_service.limits import (
     check_settings,
 )
 from cardtable.table_service.rated import is_rated
-from cardtable.table_service.rules_port import RulesPort
+from cardtable.table_service.rules_port import SNAPSHOT_ENCODING, RulesPort
 from cardtable.table_service.stand_in import stand_in_move, stand_in_strategy
 from cardtable.table_service.state import BOT, OPEN, PERSON, RUNNING, TableState
 from cardtable.views.decode import decode_view
@@ -182,7 +182,12 @@ class Decider:
         check_settings(request.settings, self._limits)
         # The rules service checks option values: a game that cannot be created is refused now.
         await self._rules.new_game(
-            rules_pb2.NewGameRequest(game=info.name, players=seats, options=request.options)
+            rules_pb2.NewGameRequest(
+                game=info.name,
+                players=seats,
+                options=request.options,
+                encoding=SNAPSHOT_ENCODING,
+            )
         )
         created = events_pb2.TableCreated()
         created.CopyFrom(request)
@@ -278,6 +283,7 @@ class Decider:
                 players=state.seat_count,
                 options=common_pb2.GameOptions(values=state.options),
                 first_dealer=first_dealer,
+                encoding=SNAPSHOT_ENCODING,
             )
         )
         player_ids = [seat.player_id for seat in state.seats]
@@ -565,6 +571,7 @@ class Decider:
                 game=state.game,
                 players=state.seat_count,
                 options=common_pb2.GameOptions(values=state.options),
+                encoding=SNAPSHOT_ENCODING,
             )
         )
         return list(reply.deck)

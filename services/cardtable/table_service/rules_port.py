@@ -22,6 +22,10 @@ from cardtable_api.rules.v1 import rules_pb2, rules_pb2_grpc
 
 Reply = TypeVar("Reply")
 
+#: The encoding the table service asks its game states in when they come as snapshots (a
+#: rebuilt or finished game): MessagePack, smaller and faster to read than JSON.
+SNAPSHOT_ENCODING = rules_pb2.SNAPSHOT_ENCODING_MSGPACK
+
 
 class RulesPort(Protocol):
     async def list_games(self) -> rules_pb2.ListGamesResponse: ...
