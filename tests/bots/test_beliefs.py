@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ from cardtable.bots.rules import hearts as hearts_rules
 from cardtable.bots.rules import rules_action
 from cardtable.engine.actions import BIDS, parse_action, pass_cards
 from cardtable.engine.cards import parse_cards
-from cardtable.engine.determinize import hidden_cards, state_from_view
+from cardtable.engine.determinize import HiddenCards, hidden_cards, state_from_view
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
 
@@ -137,6 +138,22 @@ def test_the_real_deal_is_likelier_than_a_uniform_draw_in_most_positions(
     assert above / positions >= 0.7, (game, above, positions)
 
 
+def world_with_hand(
+    view: dict[str, Any], hidden: HiddenCards, seat: int, hand: list[int]
+) -> GameState:
+    """The world where ``seat`` holds ``hand`` and the other hidden cards fill the other
+    places in order."""
+    rest = [card for card in hidden.unseen if card not in hand]
+    placement: list[list[int]] = []
+    for place, count in zip(hidden.places, hidden.counts, strict=True):
+        if place == f"hand {seat}":
+            placement.append(list(hand))
+        else:
+            placement.append(rest[:count])
+            rest = rest[count:]
+    return state_from_view(view, placement, hidden)
+
+
 def first_whist_bid(cards: int, seed: int) -> GameState:
     """A Whist state of ``cards`` cards each, bidding, nobody has bid yet."""
     state = game_spec("whist").new_game(4, None, 0)
@@ -162,17 +179,7 @@ def test_a_whist_bid_of_every_trick_is_explained_by_a_hand_of_honours() -> None:
     hidden = hidden_cards(view)
     played: list[list[int]] = [[] for _ in range(4)]
     ranked = sorted(hidden.unseen, key=lambda card: (card // 13 == state.trump, card % 13))
-    worlds = []
-    for hand in (ranked[-3:], ranked[:3]):
-        rest = [card for card in hidden.unseen if card not in hand]
-        placement: list[list[int]] = []
-        for place, count in zip(hidden.places, hidden.counts, strict=True):
-            if place == f"hand {bidder}":
-                placement.append(list(hand))
-            else:
-                placement.append(rest[:count])
-                rest = rest[count:]
-        worlds.append(state_from_view(view, placement, hidden))
+    worlds = [world_with_hand(view, hidden, bidder, hand) for hand in (ranked[-3:], ranked[:3])]
     strong, weak = (likelihood_of(world, observer, played) for world in worlds)
     assert strong > weak + 2, (strong, weak)
 
@@ -271,17 +278,10 @@ def test_a_hearts_pass_of_harmless_cards_is_explained_by_a_harmless_hand() -> No
     passer_place = hidden.places.index(f"hand {passer}")
     # Danger out of any hand's context: the high spades at their most dangerous.
     ranked = sorted(hidden.unseen, key=lambda card: hearts_rules.danger(card, []))
-    worlds = []
-    for hand in (ranked[: hidden.counts[passer_place]], ranked[-hidden.counts[passer_place] :]):
-        rest = [card for card in hidden.unseen if card not in hand]
-        placement: list[list[int]] = []
-        for place, count in zip(hidden.places, hidden.counts, strict=True):
-            if place == f"hand {passer}":
-                placement.append(list(hand))
-            else:
-                placement.append(rest[:count])
-                rest = rest[count:]
-        worlds.append(state_from_view(view, placement, hidden))
+    size = hidden.counts[passer_place]
+    worlds = [
+        world_with_hand(view, hidden, passer, hand) for hand in (ranked[:size], ranked[-size:])
+    ]
     played: list[list[int]] = [[] for _ in range(4)]
     harmless, dangerous = (likelihood_of(world, observer, played) for world in worlds)
     assert harmless > dangerous + 5, (harmless, dangerous)
