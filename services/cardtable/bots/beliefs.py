@@ -1,4 +1,5 @@
-"""Worlds weighted by what the other seats said: bids, trump taking and contract choices.
+"""Worlds weighted by what the other seats said: bids, trump taking, contract choices and
+Hearts passes.
 
 :mod:`cardtable.bots.determinize` draws the hidden cards uniformly under the hard constraints
 (voids, the cards a seat knows the place of). That treats a Whist opponent who bid 4 of 5 as
