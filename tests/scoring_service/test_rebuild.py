@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service import row_writes
+from cardtable.scoring_service.aligned_comparison import compare_at_same_position, read_position_in
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.log_reading import read_log_elsewhere
@@ -306,3 +307,33 @@ async def test_a_stream_made_again_under_the_same_name_needs_a_rebuild(
         "SELECT count(*) FROM games WHERE status = 'finished'"
     )
     assert finished == 2  # the new stream's two games, none of the old one's
+
+
+async def test_a_rebuild_is_compared_with_the_live_projection_at_the_same_position(
+    nats_connection: NatsConnection,
+    projection_pool: asyncpg.Pool,
+    consumer_settings: ConsumerSettings,
+    fresh_database_url: str,
+) -> None:
+    """The live projection went on after the rebuild read the log's end (games still being
+    played): the rebuilt schema is brought forward to it and both compared there."""
+    js, names = nats_connection.jetstream, consumer_settings.log
+    first = TableLog("hearts", people("ann", "bob", "cy", "dee"), seed=21).play()
+    second = TableLog("whist", people("eve", "fay", "gus"), seed=22)
+    second.open_and_start()
+    second.play_deals(2)
+    async with running_consumer(nats_connection, projection_pool, consumer_settings):
+        published = await publish(js, names, first.batches + second.batches[:5])
+        await wait_for_position(projection_pool, names.stream, published[-1])
+        await rebuild(fresh_database_url, js, names, schema=REBUILT)
+        later = await publish(js, names, second.batches[5:], expect_last_sequence=False)
+        await wait_for_position(projection_pool, names.stream, later[-1])
+
+    position, comparison = await compare_at_same_position(
+        fresh_database_url, js, names, live=SCHEMA, rebuilt=REBUILT, verifier=None
+    )
+
+    assert position == later[-1]
+    assert [c.table for c in comparison if not c.identical] == []
+    async with projection_pool.acquire() as connection:
+        assert await read_position_in(connection, REBUILT, names.stream) == later[-1]

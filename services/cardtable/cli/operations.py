@@ -144,8 +144,8 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     from cardtable.eventlog.audit import NO_KEYS
     from cardtable.eventlog.reader import log_reader, verifying_keys
     from cardtable.platform.log_names import LogNames
-    from cardtable.scoring_service.database import create_schema_pool
-    from cardtable.scoring_service.rebuild import RebuildProgress, compare_projections, rebuild
+    from cardtable.scoring_service.aligned_comparison import compare_at_same_position
+    from cardtable.scoring_service.rebuild import RebuildProgress, rebuild
 
     console = report_console()
     database_url = os.environ.get("DATABASE_URL")
@@ -187,13 +187,19 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         )
         if not args.compare_with:
             return 0
-        pool = await create_schema_pool(database_url, args.schema, max_size=1)
-        try:
-            async with pool.acquire() as connection:
-                comparisons = await compare_projections(connection, args.compare_with, args.schema)
-        finally:
-            await pool.close()
-        table = Table(title=f"{args.compare_with} (live) against {args.schema} (rebuilt)")
+        async with log_reader(settings) as reader:
+            position, comparisons = await compare_at_same_position(
+                database_url,
+                reader.connection.jetstream,
+                LogNames.from_prefix(settings.prefix),
+                live=args.compare_with,
+                rebuilt=args.schema,
+                verifier=verifier,
+            )
+        table = Table(
+            title=f"{args.compare_with} (live) against {args.schema} (rebuilt), both at "
+            f"stream sequence {position:,}"
+        )
         for column in ("table", "live rows", "rebuilt rows", "only live", "only rebuilt"):
             table.add_column(column, justify="right")
         for item in comparisons:
@@ -219,7 +225,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(work())
-    except (RuntimeError, TimeoutError, ValueError) as error:
+    except (RuntimeError, TimeoutError, ValueError) as error:  # NotAlignedError included
         console.print(Text(str(error), "red"))
         return 2
 

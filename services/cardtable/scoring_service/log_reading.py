@@ -80,9 +80,10 @@ def _stored_and_pending(message: Msg) -> tuple[StoredMessage, int]:
 
 
 async def read_log(
-    jetstream: JetStreamContext, log: LogNames, *, until: int, chunk: int
+    jetstream: JetStreamContext, log: LogNames, *, until: int, chunk: int, after: int = 0
 ) -> AsyncGenerator[list[StoredMessage]]:
-    """The table subjects' messages from sequence 1 to ``until``, in chunks of ``chunk``.
+    """The table subjects' messages after sequence ``after`` up to ``until``, in chunks of
+    ``chunk``.
 
     An ordered push consumer (flow-controlled, no acknowledgements) reads faster than pull
     fetches in nats-py, and nothing about it outlives the read. Reading runs ahead of
@@ -94,6 +95,8 @@ async def read_log(
     pending: list[StoredMessage] = []
     finished = False
     last_read = 0
+    if until <= after:
+        return
 
     async def receive(message: Msg) -> None:
         nonlocal pending, finished, last_read
@@ -125,7 +128,7 @@ async def read_log(
             log.tables_subject,
             stream=log.stream,
             ordered_consumer=True,
-            deliver_policy=api.DeliverPolicy.ALL,
+            config=_starting_after(after),
             cb=receive,
             # nats-py drops messages silently (a "slow consumer") once its buffer passes these
             # limits, and an ordered consumer only notices at its next idle heartbeat, which a
@@ -150,6 +153,15 @@ async def read_log(
         finally:
             with contextlib.suppress(Exception):
                 await subscription.unsubscribe()
+
+
+def _starting_after(after: int) -> api.ConsumerConfig:
+    """The subscription's start: the whole stream, or the first message after ``after``."""
+    if not after:
+        return api.ConsumerConfig(deliver_policy=api.DeliverPolicy.ALL)
+    return api.ConsumerConfig(
+        deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1
+    )
 
 
 def _rows(messages: list[StoredMessage]) -> list[Row]:
