@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from cardtable.eventlog.store import StoredBatch
@@ -206,3 +207,23 @@ def test_the_projection_is_timed_by_its_own_readings_not_by_when_the_message_was
     assert position.reached_at(6) == 10.2
     assert position.reached_at(10) == 10.4
     assert position.reached_at(13) is None
+
+
+async def test_a_pooled_connection_left_unusable_after_a_restart_is_replaced_not_fatal() -> None:
+    """After PostgreSQL restarts, asyncpg may find a pooled connection in a state no query can
+    run in; the projection watch then reads nothing once and has the pool open fresh
+    connections, instead of stopping (which reported the projection as never working again)."""
+
+    class UnusablePool:
+        expired = 0
+
+        async def fetchval(self, *args: object) -> int:
+            raise asyncpg.InternalClientError("cannot switch to state 12; another operation")
+
+        async def expire_connections(self) -> None:
+            self.expired += 1
+
+    pool = UnusablePool()
+    watch = ProjectionPosition(pool, "stream")  # type: ignore[arg-type]
+    assert await watch.read() is None
+    assert pool.expired == 1

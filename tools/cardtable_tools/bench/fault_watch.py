@@ -24,6 +24,7 @@ from nats.js.errors import APIError, NotFoundError
 
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.logging import get_logger
+from cardtable.scoring_service.database import replace_connections_after
 from cardtable.scoring_service.writer import read_position
 from cardtable_api.events.v1 import events_pb2
 
@@ -187,6 +188,11 @@ class ProjectionPosition:
         try:
             return await asyncio.wait_for(read_position(self._pool, self._stream), 2.0)
         except (*AWAY, asyncpg.PostgresError, asyncpg.InterfaceError):
+            return None
+        except asyncpg.InternalClientError as error:
+            # A pooled connection left in a state no query can run in, seen after PostgreSQL
+            # restarts: fresh connections cure it, as in the scoring service (database.py).
+            await replace_connections_after(error, self._pool)
             return None
 
     async def start(self) -> None:
