@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import NatsConnection
 from cardtable.scoring_service import row_writes
-from cardtable.scoring_service.aligned_comparison import compare_at_same_position, read_position_in
+from cardtable.scoring_service.aligned_comparison import compare_at_same_position
 from cardtable.scoring_service.committed_state import CommittedState
 from cardtable.scoring_service.consumer import ProjectionConsumer
 from cardtable.scoring_service.log_reading import read_log_elsewhere
@@ -336,4 +336,4 @@ async def test_a_rebuild_is_compared_with_the_live_projection_at_the_same_positi
     assert position == later[-1]
     assert [c.table for c in comparison if not c.identical] == []
     async with projection_pool.acquire() as connection:
-        assert await read_position_in(connection, REBUILT, names.stream) == later[-1]
+        assert await read_position(connection, names.stream, REBUILT) == later[-1]

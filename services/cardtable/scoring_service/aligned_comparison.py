@@ -11,13 +11,11 @@ again in between, the rebuilt one catches up once more.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from nats.js import JetStreamContext
-from nats.js.errors import NotFoundError
 
 from cardtable.platform.log_names import LogNames
-from cardtable.platform.log_signing import BatchVerifier, signed_from_sequence
+from cardtable.platform.log_signing import BatchVerifier
 from cardtable.platform.postgres import close_pool
 from cardtable.scoring_service.database import create_schema_pool
 from cardtable.scoring_service.log_reading import read_log
@@ -25,12 +23,10 @@ from cardtable.scoring_service.rebuild import (
     MESSAGES_PER_TRANSACTION,
     TableComparison,
     compare_projections,
+    prepared_writer,
 )
 from cardtable.scoring_service.settings import check_schema_name
-from cardtable.scoring_service.writer import ProjectionWriter
-
-if TYPE_CHECKING:
-    from cardtable.scoring_service.database import Connection
+from cardtable.scoring_service.writer import read_position
 
 #: Tries to find both projections at the same position before giving up.
 ALIGN_ATTEMPTS = 30
@@ -56,13 +52,7 @@ async def extend(
     pool = await create_schema_pool(database_url, schema, max_size=1)
     try:
         # Rows are read back before each transaction: this writer did not write them all.
-        writer = ProjectionWriter(pool, log, None, verifier)
-        try:
-            info = await jetstream.stream_info(log.stream)
-        except NotFoundError:
-            info = None
-        writer.signed_from = signed_from_sequence(info.config.metadata if info else None)
-        position = await writer.prepare(info.created if info else None)
+        writer, _, position = await prepared_writer(pool, jetstream, log, None, verifier)
         reading = read_log(
             jetstream, log, until=until, chunk=MESSAGES_PER_TRANSACTION, after=position
         )
@@ -92,8 +82,8 @@ async def compare_at_same_position(
                 pool.acquire() as connection,
                 connection.transaction(isolation="repeatable_read", readonly=True),
             ):
-                live_at = await read_position_in(connection, live, log.stream)
-                rebuilt_at = await read_position_in(connection, rebuilt, log.stream)
+                live_at = await read_position(connection, log.stream, live)
+                rebuilt_at = await read_position(connection, log.stream, rebuilt)
                 if live_at == rebuilt_at:
                     return live_at, await compare_projections(connection, live, rebuilt)
             if live_at > rebuilt_at:
@@ -113,11 +103,3 @@ async def compare_at_same_position(
         )
     finally:
         await close_pool(pool)
-
-
-async def read_position_in(connection: Connection, schema: str, stream: str) -> int:
-    """``schema``'s position in ``stream`` (0 before its first batch)."""
-    value = await connection.fetchval(
-        f"SELECT stream_sequence FROM {schema}.projection_position WHERE stream = $1", stream
-    )
-    return 0 if value is None else int(value)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import asyncpg
-from nats.js import JetStreamContext
+from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from cardtable.platform.log_names import LogNames
@@ -126,13 +126,7 @@ async def rebuild(
             await apply_migrations(connection, schema)
         # The schema was just emptied and nothing else writes it: what this writer commits
         # is all it holds, so it need not be read back (committed_state.py).
-        writer = ProjectionWriter(pool, log, CommittedState(), verifier)
-        try:
-            info = await jetstream.stream_info(log.stream)
-        except NotFoundError:
-            info = None
-        writer.signed_from = signed_from_sequence(info.config.metadata if info else None)
-        await writer.prepare(info.created if info else None)
+        writer, info, _ = await prepared_writer(pool, jetstream, log, CommittedState(), verifier)
         last_sequence = info.state.last_seq if info else 0
         messages = events = dead_letters = position = 0
         if last_sequence:
@@ -170,6 +164,25 @@ async def rebuild(
         )
     finally:
         await close_pool(pool)
+
+
+async def prepared_writer(
+    pool: asyncpg.Pool,
+    jetstream: JetStreamContext,
+    log: LogNames,
+    committed: CommittedState | None,
+    verifier: BatchVerifier | None,
+) -> tuple[ProjectionWriter, api.StreamInfo | None, int]:
+    """A writer into ``pool``'s schema for the log's stream as it is now: the stream's info
+    (None when there is none yet) and the schema's position in it."""
+    writer = ProjectionWriter(pool, log, committed, verifier)
+    try:
+        info = await jetstream.stream_info(log.stream)
+    except NotFoundError:
+        info = None
+    writer.signed_from = signed_from_sequence(info.config.metadata if info else None)
+    position = await writer.prepare(info.created if info else None)
+    return writer, info, position
 
 
 async def _project_retrying(

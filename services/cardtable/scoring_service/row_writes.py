@@ -71,17 +71,30 @@ def upsert_from_staging_sql(row_type: type[Row]) -> str:
     )
 
 
+#: Each row type's three statements, built once (``write_rows`` runs in every transaction).
+_STATEMENTS: dict[type[Row], tuple[str, str, str]] = {}
+
+
+def _statements(row_type: type[Row]) -> tuple[str, str, str]:
+    found = _STATEMENTS.get(row_type)
+    if found is None:
+        found = (upsert_sql(row_type), staging_sql(row_type), upsert_from_staging_sql(row_type))
+        _STATEMENTS[row_type] = found
+    return found
+
+
 async def write_rows(
     connection: Connection, row_type: type[Row], rows: Sequence[tuple[object, ...]]
 ) -> None:
     """Write ``rows`` (each key once) of ``row_type`` inside the caller's transaction."""
+    upsert, staging, from_staging = _statements(row_type)
     if len(rows) < COPY_FROM_ROWS:
-        await connection.executemany(upsert_sql(row_type), rows)
+        await connection.executemany(upsert, rows)
         return
     columns = list(row_type.columns())
     if row_type in INSERT_ONLY:
         await connection.copy_records_to_table(row_type.TABLE, records=rows, columns=columns)
         return
-    await connection.execute(staging_sql(row_type))
+    await connection.execute(staging)
     await connection.copy_records_to_table(staging_table(row_type), records=rows, columns=columns)
-    await connection.execute(upsert_from_staging_sql(row_type))
+    await connection.execute(from_staging)

@@ -154,10 +154,14 @@ class StreamReplacedError(RuntimeError):
     """The event stream was deleted and made again since the projection began counting in it."""
 
 
-async def read_position(connection: Connection | asyncpg.Pool, stream: str) -> int:
-    """The stream sequence of the last batch committed (0 before the first)."""
+async def read_position(
+    connection: Connection | asyncpg.Pool, stream: str, schema: str = ""
+) -> int:
+    """The stream sequence of the last batch committed (0 before the first), in ``schema``
+    (checked by the caller) or the connection's own."""
+    table = f"{schema}.projection_position" if schema else "projection_position"
     value = await connection.fetchval(
-        "SELECT stream_sequence FROM projection_position WHERE stream = $1", stream
+        f"SELECT stream_sequence FROM {table} WHERE stream = $1", stream
     )
     return 0 if value is None else int(value)
 
