@@ -58,9 +58,31 @@ class CountingServicer(RulesServicer):
 
 
 class OldServicer(CountingServicer):
-    """A rules service from before ``Pipeline``: the generated base answers UNIMPLEMENTED."""
+    """A rules service from before ``Pipeline``: its server does not know the method."""
 
-    Pipeline = rules_pb2_grpc.RulesServiceServicer.Pipeline  # type: ignore[assignment]
+
+class _WithoutPipeline:
+    """Passes the generated registration on to a server, leaving ``Pipeline`` out.
+
+    A server that never registered the method answers UNIMPLEMENTED itself; the generated
+    base's ``NotImplementedError`` instead races the stream's first write and can reach the
+    client as INTERNAL.
+    """
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        """The registered handlers below are enough; the generic copy would bring Pipeline back."""
+
+    def add_registered_method_handlers(self, name: str, handlers: dict[str, Any]) -> None:
+        kept = {method: handler for method, handler in handlers.items() if method != "Pipeline"}
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, kept),))
+
+
+def add_without_pipeline(servicer: RulesServicer, server: grpc.aio.Server) -> None:
+    """Register every rules method but ``Pipeline``, as a server built before it would."""
+    rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, _WithoutPipeline(server))
 
 
 class BreakingServicer(CountingServicer):
@@ -96,11 +118,12 @@ class SilentServicer(CountingServicer):
 async def pipelined(
     servicer: RulesServicer, timeout_seconds: float = 5.0, linger_seconds: float = 0.0
 ) -> AsyncIterator[PipelinedRules]:
-    service = Service(
-        name=SERVICE_NAME,
-        servicer=servicer,
-        add_to_server=rules_pb2_grpc.add_RulesServiceServicer_to_server,
+    add_to_server = (
+        add_without_pipeline
+        if isinstance(servicer, OldServicer)
+        else rules_pb2_grpc.add_RulesServiceServicer_to_server
     )
+    service = Service(name=SERVICE_NAME, servicer=servicer, add_to_server=add_to_server)
     server = await start_server([service], port=0, host="127.0.0.1")
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
     rules = PipelinedRules(channel, timeout_seconds=timeout_seconds, linger_seconds=linger_seconds)
