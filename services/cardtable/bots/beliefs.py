@@ -26,6 +26,15 @@ that a person who bids by feel still fits worlds near what the rules would have 
   cards this deal plus those it passed; the three it was passed itself are unknown to the
   observer (but when the pass goes across: they are the observer's own), so they stay in.
 
+- **Plays**, in Whist and 3-5-8: each card another seat played, when it had ``n > 1`` legal
+  cards, is likely when it is the card the rule-based player would have played with the hand the
+  world gives it then (:func:`cardtable.bots.rules.whist.card_then`): with probability
+  :data:`PLAY_AGREEMENT` ``** (n - 1)``, the rest shared by the other cards. That is how often
+  the search agrees with the rule-based player (0.78-0.80 between two cards, 0.37-0.43 among
+  five or more). A player who ducked, or threw a low card it could have won with, is then
+  unlikely to hold what the rules would have won with. (Belote's and Hearts' rule-based play
+  reads the whole state, so their plays weigh the worlds through voids only.)
+
 A hand is read as a drawn placement gives it: the seat's cards now plus those it played this
 deal.
 The decisions were made on fewer cards (Belote's first five, 3-5-8's first six); the values are
@@ -57,7 +66,7 @@ from cardtable.engine.games.three_five_eight.rules import (
     ThreeFiveEightState,
 )
 from cardtable.engine.games.whist.rules import WhistState
-from cardtable.engine.hidden import deal_plays
+from cardtable.engine.hidden import Play, deal_plays
 
 # The spreads and the draws per world were chosen by how often the drawn deals place hidden
 # cards right (docs/proving-it.md, "Settings the figures chose").
@@ -73,6 +82,15 @@ PASS_SCALE = 4.0
 BELOTE_BIDDING_CARDS = 5
 #: Worlds drawn for each one kept when there is something to weigh them by.
 CANDIDATES_PER_WORLD = 4
+#: Drawing one world consistent with the observation costs about this many playout actions.
+WORLD_DRAW_UNITS = 20
+#: The games whose rule-based card choice reads the worlds' hands (:func:`card_then_for`).
+PLAYS_WEIGH = frozenset({"whist", "358"})
+#: Chance that another seat with two legal cards played the rule-based player's choice; with
+#: ``n`` cards, this to the power ``n - 1``.
+PLAY_AGREEMENT = 0.8
+#: Work, in playout actions, of reading one of the others' plays on one candidate world.
+PLAY_READ_UNITS = 1.0
 
 
 def _log_sigmoid(x: float) -> float:
@@ -198,6 +216,62 @@ def hearts_log_likelihood(
     )
 
 
+#: The rule-based card choice, for the games whose plays weigh the worlds.
+CardThen = Callable[
+    [Any, int, list[Card], list[Card], Sequence[Card], Sequence[tuple[int, tuple[Card, ...], int]]],
+    Card,
+]
+
+
+def card_then_for(world: GameState) -> CardThen | None:
+    """How the rule-based player of ``world``'s game chose a card, if it reads as a function
+    of the hand, the trick and the tricks before it (Whist and 3-5-8)."""
+    if isinstance(world, WhistState):
+        return whist_rules.card_then
+    if isinstance(world, ThreeFiveEightState):
+        return three_five_eight_rules.card_then
+    return None
+
+
+def play_log_chance(choices: int, as_the_rules_would: bool) -> float:
+    """The log-probability of a play among ``choices`` legal cards, being or not being the
+    rule-based player's choice.
+
+    >>> round(math.exp(play_log_chance(2, True)), 2), round(math.exp(play_log_chance(3, False)), 2)
+    (0.8, 0.18)
+    """
+    agreement = PLAY_AGREEMENT ** (choices - 1)
+    if as_the_rules_would:
+        return math.log(agreement)
+    return math.log((1 - agreement) / (choices - 1))
+
+
+def plays_log_likelihood(
+    world: WhistState | ThreeFiveEightState,
+    observer: int,
+    hands: Sequence[Sequence[Card]],
+    plays: Sequence[Play],
+    card_then: CardThen,
+) -> float:
+    """How well the world's hands explain the cards the other seats chose to play.
+
+    ``hands`` are the cards each seat held when the deal's play began; each play is read on
+    the hand left then, and only where its player had more than one legal card."""
+    left = [sorted(hand) for hand in hands]
+    total = 0.0
+    for play in plays:
+        hand = left[play.seat]
+        if play.seat != observer:
+            legal = world.playable_in(hand, play.trick)
+            if len(legal) > 1 and play.card in legal:
+                tricks = world.tricks[: play.trick_number]
+                chosen = card_then(world, play.seat, hand, list(legal), play.trick, tricks)
+                total += play_log_chance(len(legal), chosen == play.card)
+        if play.card in hand:
+            hand.remove(play.card)
+    return total
+
+
 def log_likelihood(world: GameState, observer: int, hands: Sequence[Sequence[Card]]) -> float:
     """The log-likelihood of what ``observer`` saw the others decide (0: no evidence), were
     ``hands`` the cards each seat held this deal. ``world`` is any state the observation
@@ -222,10 +296,13 @@ def deal_hands(
     return [[*hidden.known[seat], *placement[seat], *played[seat]] for seat in range(len(played))]
 
 
-def has_evidence(observation: Mapping[str, Any]) -> bool:
-    """Whether another seat has made a decision this deal that the worlds can be weighed by."""
+def has_evidence(observation: Mapping[str, Any], plays: Sequence[Play] = ()) -> bool:
+    """Whether another seat has made a decision this deal that the worlds can be weighed by;
+    ``plays`` are the deal's plays, evidence in the games listed in :data:`PLAYS_WEIGH`."""
     seat = observation.get("seat")
     game = observation.get("game")
+    if game in PLAYS_WEIGH and any(play.seat != seat for play in plays):
+        return True
     if game == "whist":
         return any(
             bid is not None and other != seat for other, bid in enumerate(observation["bids"])
@@ -265,15 +342,29 @@ class WorldSampler:
         self.observation = observation
         self.hidden = hidden
         self.draw_placement = draw_placement
-        self.weigh = weigh and has_evidence(observation)
-        self.played = cards_played_by_seat(observation, direction) if self.weigh else []
         self.observer = int(observation["seat"])
+        plays = deal_plays(observation, direction) if weigh else []
+        self.weigh = weigh and has_evidence(observation, plays)
+        self.played: list[list[Card]] = [[] for _ in range(int(observation["players"]))]
+        for play in plays:
+            self.played[play.seat].append(play.card)
+        self.plays = plays if observation.get("game") in PLAYS_WEIGH else []
+        self._others_plays = sum(1 for play in self.plays if play.seat != self.observer)
         self._public: GameState | None = None
 
     @property
     def draws_per_world(self) -> int:
-        """Placements drawn and weighed for each world kept, the work a world costs."""
+        """Placements drawn and weighed for each world kept."""
         return CANDIDATES_PER_WORLD if self.weigh else 1
+
+    @property
+    def work_per_world(self) -> int:
+        """What a world costs the search, in playout actions: its draws, and reading the
+        others' plays on each one."""
+        if not self.weigh:
+            return WORLD_DRAW_UNITS
+        reads = PLAY_READ_UNITS * self._others_plays
+        return round(CANDIDATES_PER_WORLD * (WORLD_DRAW_UNITS + reads))
 
     def draw(self, rng: random.Random) -> GameState:
         if not self.weigh:
@@ -281,15 +372,21 @@ class WorldSampler:
         candidates = [self.draw_placement(self.hidden, rng) for _ in range(CANDIDATES_PER_WORLD)]
         if self._public is None:
             self._public = self._world(candidates[0])
-        logs = [
-            log_likelihood(
-                self._public, self.observer, deal_hands(self.hidden, placement, self.played)
-            )
-            for placement in candidates
-        ]
+        logs = [self._log_likelihood(placement) for placement in candidates]
         top = max(logs)
         weights = [math.exp(value - top) for value in logs]
         return self._world(rng.choices(candidates, weights)[0])
+
+    def _log_likelihood(self, placement: list[list[Card]]) -> float:
+        public = self._public
+        assert public is not None
+        hands = deal_hands(self.hidden, placement, self.played)
+        total = log_likelihood(public, self.observer, hands)
+        card_then = card_then_for(public) if self.plays else None
+        if card_then is not None:
+            assert isinstance(public, WhistState | ThreeFiveEightState)
+            total += plays_log_likelihood(public, self.observer, hands, self.plays, card_then)
+        return total
 
     def _world(self, placement: list[list[Card]]) -> GameState:
         return state_from_view(self.observation, placement, self.hidden)

@@ -13,10 +13,11 @@ It is given the observation only, never the real state, so it cannot look at hid
 
 The budget is counted in work, not in time. ``budget_ms`` is converted once into *work units*
 (:data:`WORK_UNITS_PER_MS`): one unit is one action applied in a playout, and drawing a world
-costs :data:`WORLD_DRAW_UNITS`. The search stops after the first world that brings its work to
-the budget. A wall-clock budget (what this was) made the strength depend on the machine's load:
-on a busy host the same ``budget_ms`` drew fewer worlds, so the player got weaker exactly when
-the service was under pressure, and no two runs of a seeded tournament agreed. CPU time
+costs what :attr:`~cardtable.bots.beliefs.WorldSampler.work_per_world` says. The search stops
+after the first world that brings its work to the budget. A wall-clock budget (what this was)
+made the strength depend on the machine's load: on a busy host the same ``budget_ms`` drew
+fewer worlds, so the player got weaker exactly when the service was under pressure, and no two
+runs of a seeded tournament agreed. CPU time
 (``time.process_time``/``thread_time``) would remove most of the load's effect but not all
 (caches and frequency scaling still move it), and it is still not reproducible: two runs draw
 a different number of worlds. Work is both: the same observation, rng and budget give the same
@@ -55,8 +56,6 @@ DEFAULT_BUDGET_MS = 200.0
 #: rules playout (they differ by about a quarter either way: one rate keeps a budget's meaning
 #: the same in every game at the cost of that spread in its wall time).
 WORK_UNITS_PER_MS = 150
-#: Drawing one world consistent with the observation costs about this many playout actions.
-WORLD_DRAW_UNITS = 20
 #: For a compound action (pass three, discard four) the rule-based choice and a few variants
 #: of it, one card swapped, are the candidates: listing every combination is out of reach.
 DEFAULT_SET_CANDIDATES = 6
@@ -153,7 +152,7 @@ class SearchStrategy:
         hidden = hidden_cards(view)
         direction = game_spec(str(view["game"])).direction
         sampler = WorldSampler(view, hidden, sample_placement, direction, self.weigh_worlds)
-        draw_units = WORLD_DRAW_UNITS * sampler.draws_per_world
+        draw_units = sampler.work_per_world
         world = sampler.draw(rng)
         candidates = (
             [parse_action(text) for text in listed]

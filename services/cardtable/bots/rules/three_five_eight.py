@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Sequence
 
 from cardtable.bots.rules.common import NO_TRUMP as NO_TRUMP_SUIT
 from cardtable.bots.rules.common import play_for_tricks
@@ -118,9 +119,22 @@ def choose_discard(state: ThreeFiveEightState, seat: int) -> Action:
 def choose_play(state: ThreeFiveEightState, seat: int) -> Action:
     hand = state.hands[seat]
     legal = [action.card for action in state.legal_actions(seat)]
+    return PLAY[card_then(state, seat, hand, legal, state.trick, state.tricks)]
+
+
+def card_then(
+    state: ThreeFiveEightState,
+    seat: int,
+    hand: list[Card],
+    legal: list[Card],
+    trick: Sequence[Card],
+    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+) -> Card:
+    """The card the player of ``seat`` plays with ``hand`` on ``trick`` after the finished
+    ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it."""
     want = state.contract != MINIMUM_TRICKS
     trump = state.trump if state.trump >= 0 else NO_TRUMP_SUIT
-    return PLAY[play_for_tricks(hand, legal, state.trick, trump, PLAYERS, want, state.tricks)]
+    return play_for_tricks(hand, legal, trick, trump, PLAYERS, want, tricks)
 
 
 def act(state: ThreeFiveEightState, seat: int) -> Action:

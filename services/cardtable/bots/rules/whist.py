@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Sequence
 
 from cardtable.bots.rules.common import play_for_tricks
 from cardtable.engine.actions import BIDS, PLAY, Action
@@ -106,6 +107,21 @@ def choose_play(state: WhistState, seat: int) -> Action:
         hand, legal, state.trick, state.trump, state.num_players, want, state.tricks
     )
     return PLAY[card]
+
+
+def card_then(
+    state: WhistState,
+    seat: int,
+    hand: list[Card],
+    legal: list[Card],
+    trick: Sequence[Card],
+    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+) -> Card:
+    """The card :func:`choose_play` would have played earlier in the deal: with ``hand``, on
+    ``trick``, after the finished ``tricks``. Reading the others' plays weighs worlds by it."""
+    won = sum(1 for _, _, winner in tricks if winner == seat)
+    want = won < (state.bids[seat] or 0)
+    return play_for_tricks(hand, legal, trick, state.trump, state.num_players, want, tricks)
 
 
 def act(state: WhistState, seat: int) -> Action:

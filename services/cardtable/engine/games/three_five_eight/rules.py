@@ -32,7 +32,7 @@ cards" are those of rounds 1 to 6. With the dealer at seat ``d`` the declarer ge
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, NamedTuple
@@ -314,7 +314,11 @@ class ThreeFiveEightState(GameState):
 
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
-        trick = self.trick
+        return self.playable_in(hand, self.trick)
+
+    def playable_in(self, hand: list[Card], trick: Sequence[Card]) -> list[Card]:
+        """The cards of sorted ``hand`` a player may add to ``trick`` in this deal: how a bot
+        reads a play it saw, on a hand it supposes the player held then."""
         if not trick:
             return hand
         led = SUIT_OF[trick[0]] * 13

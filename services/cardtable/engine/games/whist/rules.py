@@ -21,7 +21,7 @@ the cards after it stay in the stock, unseen. A deal of 8 uses every card and ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -261,7 +261,11 @@ class WhistState(GameState):
 
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
-        trick = self.trick
+        return self.playable_in(hand, self.trick)
+
+    def playable_in(self, hand: list[Card], trick: Sequence[Card]) -> list[Card]:
+        """The cards of ``hand`` a player may add to ``trick`` in this deal: how a bot reads a
+        play it saw, on a hand it supposes the player held then."""
         if not trick:
             return hand
         led = SUIT_OF[trick[0]]
