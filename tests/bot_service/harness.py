@@ -21,6 +21,7 @@ from cardtable.bot_service.main import BotServiceParts, bot_service_parts
 from cardtable.bot_service.settings import BotTuning
 from cardtable.platform.log_names import LogNames
 from cardtable.platform.nats import connect_nats
+from cardtable.table_service.limits import MAX_FILL_WAIT_MS
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from cardtable_tools.stack.processes import ServiceProcess, start
@@ -37,6 +38,20 @@ def fill_settings(wait_ms: int = 200, strategy: str = "random") -> events_pb2.Ta
     return events_pb2.TableSettings(
         turn_timer_ms=0, fill_with_bots=True, fill_wait_ms=wait_ms, bot_strategy=strategy
     )
+
+
+async def alone_with_computers(
+    host: Player, options: dict[str, str], strategy: str = "random"
+) -> str:
+    """A Hearts table ``host`` sits at alone and starts, its other seats handed to computers.
+
+    The game is started, not left to the fill timer: a timer due before the host's join lands
+    would seat computers everywhere first (a loaded machine can take that long to join).
+    """
+    table_id = await host.create("hearts", 4, options, fill_settings(MAX_FILL_WAIT_MS, strategy))
+    await host.join(table_id, 0)
+    await host.start(table_id)
+    return table_id
 
 
 @dataclass

@@ -17,6 +17,7 @@ from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2
 from tests.bot_service.harness import (
     actions_of,
+    alone_with_computers,
     events_named,
     eventually,
     fill_settings,
@@ -48,8 +49,7 @@ async def test_a_table_with_one_person_fills_and_plays_to_the_end(
 ) -> None:
     async with running_bot_service(nats_url, cluster, "solo") as bots:
         host = cluster.player("host")
-        table_id = await host.create("hearts", 4, QUICK, fill_settings(wait_ms=200))
-        await host.join(table_id, 0)
+        table_id = await alone_with_computers(host, QUICK)
         await play_seat(host, table_id, 0, random.Random(1))
         batches = await table_log(cluster, table_id)
         assert events_named(batches, "game_finished")
@@ -186,8 +186,7 @@ async def test_a_killed_bot_service_is_replaced_and_the_game_finishes(
     nats_url: str, cluster: Cluster
 ) -> None:
     host = cluster.player("host")
-    table_id = await host.create("hearts", 4, QUICK, fill_settings(wait_ms=100))
-    await host.join(table_id, 0)
+    table_id = await alone_with_computers(host, QUICK)
     rng = random.Random(4)
     first = await start_bot_process(nats_url, cluster, "first")
     try:
@@ -258,10 +257,7 @@ async def test_moves_are_counted_under_the_level_the_table_asked_for(
 ) -> None:
     async with running_bot_service(nats_url, cluster, "levels") as bots:
         host = cluster.player("host")
-        settings = fill_settings(wait_ms=200)
-        settings.bot_strategy = "easy"
-        table_id = await host.create("hearts", 4, QUICK, settings)
-        await host.join(table_id, 0)
+        table_id = await alone_with_computers(host, QUICK, strategy="easy")
         await play_seat(host, table_id, 0, random.Random(2))
         assert bots.metric("bot_moves_total", {"strategy": "easy"}) == 3 * 14
         assert bots.metric("bot_moves_total", {"strategy": "rules"}) == 0

@@ -12,8 +12,8 @@ import pytest
 from tests.bot_service.harness import (
     RunningBots,
     actions_of,
+    alone_with_computers,
     eventually,
-    fill_settings,
     play_seat,
     running_bot_service,
     table_log,
@@ -28,9 +28,7 @@ MAX_SEATS = 6
 
 async def _table_with_one_person(person: Player) -> str:
     """A quick Hearts table its creator sits at alone; computer players fill the rest."""
-    table_id = await person.create("hearts", 4, QUICK, fill_settings(wait_ms=50))
-    await person.join(table_id, 0)
-    return table_id
+    return await alone_with_computers(person, QUICK)
 
 
 def _tables_held(bots: RunningBots) -> list[str]:

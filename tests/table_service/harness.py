@@ -209,6 +209,13 @@ class Player:
         reply = await self.stub.JoinTable(request, metadata=self.metadata)
         return reply.seat
 
+    async def start(self, table_id: str) -> None:
+        """Start the game now: free seats go to computer players if the table allows it."""
+        await self.stub.StartGame(
+            table_pb2.StartGameRequest(command_id=str(uuid.uuid4()), table_id=table_id),
+            metadata=self.metadata,
+        )
+
     async def view(self, table_id: str, seat: int | None) -> table_pb2.GetTableResponse:
         request = table_pb2.GetTableRequest(table_id=table_id)
         if seat is not None:
