@@ -16,8 +16,9 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
 - ``hard`` is the search at five times that, and smarter: it draws its deals in proportion to
   how well they explain the others' bids, contracts and passes, and in Whist and 3-5-8 their
   plays (``bots/beliefs.py``), and values a deal's end for the rest of the game too: the win,
-  Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). It stays below the plain ``search`` default (200 ms) so that a
-  table of hard players costs the bot service a bounded share of a core.
+  Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). It stays below the plain
+  ``search`` default (200 ms) so that a table of hard players costs the bot service a bounded
+  share of a core.
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 
