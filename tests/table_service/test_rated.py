@@ -71,6 +71,21 @@ def test_a_rated_game_has_the_standard_options(options: dict[str, str], rated: b
     assert is_rated(timer(30_000), options, HEARTS) is rated
 
 
+@pytest.mark.parametrize(
+    ("strategy", "fill", "rated"),
+    [("rules", True, True), ("easy", True, True), ("hard", True, True), ("search", True, True),
+     ("random", True, False), ("random", False, False)],
+)  # fmt: skip
+def test_a_rated_game_has_no_computer_player_moving_at_random(
+    strategy: str, fill: bool, rated: bool
+) -> None:
+    """Beating random players measures nothing: a rated table of them would farm points. A
+    table that is not filled still hands leavers' seats to its computer players."""
+    settings = timer(30_000)
+    settings.bot_strategy, settings.fill_with_bots = strategy, fill
+    assert is_rated(settings, {}, HEARTS) is rated
+
+
 async def test_a_new_table_records_the_decision_from_what_the_rules_service_lists() -> None:
     decider = Decider(LocalRules(), Environment(now=time.time), TableLimits())
     ann = Principal("ann", PERSON)
@@ -89,6 +104,9 @@ async def test_a_new_table_records_the_decision_from_what_the_rules_service_list
     assert not await created("358", {"trump_beat": "true"}, 30_000)
     assert not await created("belote", {}, 5_000)
     assert not await created("belote", {}, 0)
+    request = events_pb2.TableCreated(game="whist", settings=timer(30_000))
+    request.settings.bot_strategy = "random"
+    assert not (await decider.create_table(ann, request)).events[0].table_created.rated
 
 
 def _folded(created: events_pb2.TableCreated) -> TableState:

@@ -10,6 +10,10 @@ choosing settings that decide a rated game by something other than play:
   timer takes is a random legal move, and three in a row hand the seat to a computer player,
   so a timer shorter than a person needs turns people's seats into computer players' within
   seconds, and a creator could have a whole table of people played out that way;
+* the table's computer players do not move at random (``UNRATED_BOT_STRATEGIES``): a creator
+  could otherwise fill a rated table with them and collect a winner's rating change every game
+  (the Whist and 3-5-8 place formula pays first place the same whoever came last). The setting
+  counts even on a table that is not filled: it also plays the seats of people who leave;
 * every game option is the game's standard one: absent, or set to the default the rules service
   lists for it (``ListGames``). A variant (a one-deal quick game) is a different game from the
   one the ratings measure. Values are compared as text, since this service does not read
@@ -37,6 +41,21 @@ def has_rated_timer(settings: events_pb2.TableSettings, min_turn_timer_ms: int) 
     return settings.turn_timer_ms > 0 and settings.turn_timer_ms >= min_turn_timer_ms
 
 
+#: Computer players whose moves are random: a game won against them measures nothing.
+UNRATED_BOT_STRATEGIES = frozenset({"random"})
+
+
+def has_rated_computers(settings: events_pb2.TableSettings) -> bool:
+    """The computer players of the table play to win.
+
+    >>> has_rated_computers(events_pb2.TableSettings(bot_strategy="easy"))
+    True
+    >>> has_rated_computers(events_pb2.TableSettings(bot_strategy="random"))
+    False
+    """
+    return settings.bot_strategy not in UNRATED_BOT_STRATEGIES
+
+
 def has_standard_options(options: Mapping[str, str], game: rules_pb2.GameInfo) -> bool:
     """Every option is absent or the default the rules service lists for the game.
 
@@ -59,4 +78,8 @@ def is_rated(
     min_turn_timer_ms: int = RATED_MIN_TURN_TIMER_MS,
 ) -> bool:
     """Whether a table with these settings and options is rated (module docstring)."""
-    return has_rated_timer(settings, min_turn_timer_ms) and has_standard_options(options, game)
+    return (
+        has_rated_timer(settings, min_turn_timer_ms)
+        and has_rated_computers(settings)
+        and has_standard_options(options, game)
+    )
