@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cardtable.bots.random_play import random_action, shuffled_deck
+from cardtable.bots.rules import rules_action
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
 
@@ -45,6 +46,32 @@ def random_positions(
                 yield state.clone()
             seat = rng.choice(state.to_act())
             state.apply(seat, random_action(state, seat, rng))
+
+
+def rules_positions(
+    game: str, players: int, seed: int, count: int, wanted: Callable[[GameState], bool]
+) -> Iterator[GameState]:
+    """``count`` states from games the rule-based player plays at every seat, at most one a
+    deal: the first where ``wanted`` holds (each a clone)."""
+    rng = random.Random(seed)
+    spec = game_spec(game)
+    found = 0
+    while found < count:
+        state = spec.new_game(players, None, rng.randrange(players))
+        while not state.is_over() and found < count:
+            if state.needs_deal():
+                state.deal(shuffled_deck(state, rng))
+                continue
+            if wanted(state):
+                found += 1
+                yield state.clone()
+                deals = len(state.deal_scores)
+                while len(state.deal_scores) == deals:
+                    seat = state.to_act()[0]
+                    state.apply(seat, rules_action(state, seat))
+                continue
+            seat = state.to_act()[0]
+            state.apply(seat, rules_action(state, seat))
 
 
 def as_protobuf_struct(value: Any) -> Any:

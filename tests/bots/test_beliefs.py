@@ -34,6 +34,7 @@ from cardtable.engine.cards import parse_cards
 from cardtable.engine.determinize import HiddenCards, hidden_cards, state_from_view
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
+from tests.bots import positions
 
 #: Games whose bidding says something, with the phase from which the bids are all known.
 BIDDING_GAMES = [("whist", 4, "play"), ("belote", 4, "play"), ("358", 3, "play")]
@@ -44,31 +45,16 @@ def rules_positions(
 ) -> Iterator[GameState]:
     """States in ``phase`` with at most a trick played, where the seat to act has seen
     another seat bid or choose, from rule-based games."""
-    rng = random.Random(seed)
-    spec = game_spec(game)
-    found = 0
-    while found < count:
-        state = spec.new_game(players, None, rng.randrange(players))
-        while not state.is_over() and found < count:
-            if state.needs_deal():
-                state.deal(shuffled_deck(state, rng))
-                continue
-            if (
-                state.phase == phase
-                and len(state.tricks) <= 1
-                and getattr(state, "cards_each", 8) > 2
-                and has_evidence(state.observation(state.to_act()[0]))
-            ):
-                found += 1
-                yield state.clone()
-                # One position per deal: play the deal out.
-                deals = len(state.deal_scores)
-                while len(state.deal_scores) == deals:
-                    seat = state.to_act()[0]
-                    state.apply(seat, rules_action(state, seat))
-                continue
-            seat = state.to_act()[0]
-            state.apply(seat, rules_action(state, seat))
+
+    def wanted(state: GameState) -> bool:
+        return (
+            state.phase == phase
+            and len(state.tricks) <= 1  # type: ignore[attr-defined]
+            and getattr(state, "cards_each", 8) > 2
+            and has_evidence(state.observation(state.to_act()[0]))
+        )
+
+    return positions.rules_positions(game, players, seed, count, wanted)
 
 
 def likelihood_of(world: GameState, observer: int, played: list[list[int]]) -> float:

@@ -30,35 +30,22 @@ from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable.engine.hidden import deal_plays
 from cardtable.engine.registry import game_spec
+from tests.bots.positions import rules_positions
 
 PLAYING_GAMES = [("whist", 4), ("358", 3)]
 
 
 def mid_deal_positions(game: str, players: int, seed: int, count: int) -> Iterator[GameState]:
     """One position a deal, two to four tricks in, from games the rule-based player plays."""
-    rng = random.Random(seed)
-    spec = game_spec(game)
-    found = 0
-    while found < count:
-        state = spec.new_game(players, None, rng.randrange(players))
-        while not state.is_over() and found < count:
-            if state.needs_deal():
-                state.deal(shuffled_deck(state, rng))
-                continue
-            if (
-                state.phase == "play"
-                and 2 <= len(state.tricks) <= 4
-                and getattr(state, "cards_each", 8) > 4
-            ):
-                found += 1
-                yield state.clone()
-                deals = len(state.deal_scores)
-                while len(state.deal_scores) == deals:
-                    seat = state.to_act()[0]
-                    state.apply(seat, rules_action(state, seat))
-                continue
-            seat = state.to_act()[0]
-            state.apply(seat, rules_action(state, seat))
+
+    def wanted(state: GameState) -> bool:
+        return (
+            state.phase == "play"
+            and 2 <= len(state.tricks) <= 4  # type: ignore[attr-defined]
+            and getattr(state, "cards_each", 8) > 4
+        )
+
+    return rules_positions(game, players, seed, count, wanted)
 
 
 def plays_likelihood_of(world: GameState, observer: int) -> float:
