@@ -30,8 +30,8 @@ that a person who bids by feel still fits worlds near what the rules would have 
   cards, is likely when it is the card the rule-based player would have played with the hand the
   world gives it then (:func:`cardtable.bots.rules.whist.card_then`): with probability
   :data:`PLAY_AGREEMENT` ``** (n - 1)``, the rest shared by the other cards. That is how often
-  the search agrees with the rule-based player (0.78-0.80 between two cards, 0.37-0.43 among
-  five or more). A player who ducked, or threw a low card it could have won with, is then
+  the search agrees with the rule-based player (0.80-0.83 between two cards, 0.33-0.44 among
+  five or more: ``cardtable_tools.bench.play_agreement``). A player who ducked, or threw a low card it could have won with, is then
   unlikely to hold what the rules would have won with. (Belote's and Hearts' rule-based play
   reads the whole state, so their plays weigh the worlds through voids only.)
 
