@@ -25,15 +25,14 @@ that a person who bids by feel still fits worlds near what the rules would have 
   a logistic term of scale :data:`PASS_SCALE`. The passer's hand before the pass is read as its
   cards this deal plus those it passed; the three it was passed itself are unknown to the
   observer (but when the pass goes across: they are the observer's own), so they stay in.
-
 - **Plays**, in Whist and 3-5-8: each card another seat played, when it had ``n > 1`` legal
   cards, is likely when it is the card the rule-based player would have played with the hand the
   world gives it then (:func:`cardtable.bots.rules.whist.card_then`): with probability
   :data:`PLAY_AGREEMENT` ``** (n - 1)``, the rest shared by the other cards: about how often
   the search agrees with the rule-based player (``cardtable_tools.bench.play_agreement``). A
   player who ducked, or threw a low card it could have won with, is then unlikely to hold what
-  the rules would have won with. (Belote's and Hearts' rule-based play
-  reads the whole state, so their plays weigh the worlds through voids only.)
+  the rules would have won with. (Belote's and Hearts' rule-based play reads the whole state,
+  so their plays weigh the worlds through voids only.)
 
 A hand is read as a drawn placement gives it: the seat's cards now plus those it played this
 deal.
