@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from cardtable.bots.search import SearchStrategy
@@ -205,3 +210,38 @@ def test_levels_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report["ladder"]) == {"normal", "easy", "random"}
+
+
+def test_the_workers_end_when_the_tournament_is_killed() -> None:
+    """A pool's workers outlived a tournament stopped by ``kill``, playing on a core each."""
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from cardtable.cli.main import main; sys.exit(main(sys.argv[1:]))",
+        "tournament", "--game", "hearts", "--seats", "search,rules,random,random",
+        "--games", "40", "--seed", "1", "--budget-ms", "200", "--workers", "2", "--json",
+    ]  # fmt: skip
+    tournament = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[psutil.Process] = []
+    try:
+        parent = psutil.Process(tournament.pid)
+        deadline = time.monotonic() + 60
+        while len(workers) < 2:
+            assert time.monotonic() < deadline, "the workers never started"
+            workers = [
+                child
+                for child in parent.children()
+                if "spawn_main" in " ".join(child.cmdline())
+                and "tracker" in " ".join(child.cmdline())
+            ]
+            time.sleep(0.2)
+        tournament.terminate()
+        tournament.wait(10)
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        assert not alive, f"workers still running after the tournament ended: {alive}"
+    finally:
+        tournament.kill()
+        tournament.wait()
+        for worker in workers:  # a failure here must not leave them running either
+            with contextlib.suppress(psutil.NoSuchProcess):
+                worker.kill()

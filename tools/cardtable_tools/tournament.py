@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import random
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -292,6 +293,26 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+#: How often a worker checks that the tournament that started it is still there.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def exit_with_parent(parent_pid: int, check_seconds: float = PARENT_CHECK_SECONDS) -> None:
+    """Make this worker process end when ``parent_pid`` is no longer its parent.
+
+    A pool's workers do not notice their parent's death: a tournament stopped by a signal other
+    than the terminal's interrupt (``kill``, a ``timeout`` wrapper) would leave them playing
+    their boards, a core each, for as long as a board takes.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(check_seconds)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _boards_played(
     game: str,
     names: Sequence[str],
@@ -309,7 +330,12 @@ def _boards_played(
     # spawn, not fork: a forked copy of a process holding gRPC or other threads can deadlock,
     # and a board needs nothing of the parent's but its arguments.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(workers, boards), mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        min(workers, boards),
+        mp_context=context,
+        initializer=exit_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         futures = [
             pool.submit(play_board, game, names, seed, number, options, strategy_options)
             for number in range(boards)
