@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -14,6 +15,7 @@ import pytest
 
 from cardtable.bots.search import SearchStrategy
 from cardtable.cli.main import main
+from cardtable_tools import tournament
 from cardtable_tools.commands.tournament import tournament_estimate
 from cardtable_tools.tournament import (
     _line_up,
@@ -245,3 +247,35 @@ def test_the_workers_end_when_the_tournament_is_killed() -> None:
         for worker in workers:  # a failure here must not leave them running either
             with contextlib.suppress(psutil.NoSuchProcess):
                 worker.kill()
+
+
+def test_the_estimate_follows_how_fast_this_machine_does_the_searchs_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A budget is work sized for a quiet core: on a slower machine it takes longer, which the
+    estimate reads from its own trial's searches (it was 2-5 times short on a slow one)."""
+    seats = ["search", "random", "random", "random"]
+    budget = {"search": {"budget_ms": 200.0}}
+    options = {"quick": "true"}
+    clocks: list[tournament.WorkClock] = []
+    measured = tournament.WorkClock.quiet_core_ratio
+
+    def ratio_of(speed: float | None) -> Callable[[tournament.WorkClock], float]:
+        def ratio(clock: tournament.WorkClock) -> float:
+            clocks.append(clock)
+            return measured(clock) if speed is None else speed
+
+        return ratio
+
+    def estimate(speed: float | None) -> float:
+        monkeypatch.setattr(tournament.WorkClock, "quiet_core_ratio", ratio_of(speed))
+        return estimate_game_seconds("hearts", seats, 5, options=options, strategy_options=budget)
+
+    estimate(None)
+    trial = clocks[-1]
+    assert trial.units >= tournament.MIN_TIMED_UNITS and trial.seconds > 0
+    assert measured(trial) == pytest.approx(
+        tournament.WORK_UNITS_PER_MS * 1000 * trial.seconds / trial.units
+    )
+    # the thinking, most of a game, scales with the machine's speed
+    assert estimate(100.0) > 20 * estimate(1.0)

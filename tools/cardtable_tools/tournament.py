@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardtable.bots.registry import strategy_by_name
-from cardtable.bots.search import SearchStrategy
+from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy
 from cardtable.bots.strategy import Strategy
 from cardtable.engine.actions import parse_action
 from cardtable.engine.cards import Card
@@ -208,17 +208,61 @@ def thinking_seconds(strategy: Strategy) -> float:
     return 0.0
 
 
-def _one_deal_a_move(strategy: Strategy) -> Strategy:
-    """``strategy``, or for a search that thinks to a budget the same search drawing one deal."""
+class WorkClock:
+    """Work the trial's one-deal searches did and the CPU time it took them: how fast this
+    machine does a unit of the search's work against the quiet core budgets are sized for."""
+
+    def __init__(self) -> None:
+        self.units = 0
+        self.seconds = 0.0
+
+    def quiet_core_ratio(self) -> float:
+        """How many times longer than its budget a search here thinks (below 1: faster);
+        1 when the trial did too little work to tell.
+
+        >>> clock = WorkClock()
+        >>> clock.units, clock.seconds = 75_000, 1.0
+        >>> clock.quiet_core_ratio()
+        2.0
+        """
+        if self.units < MIN_TIMED_UNITS or self.seconds <= 0:
+            return 1.0
+        return WORK_UNITS_PER_MS * 1000 * self.seconds / self.units
+
+
+#: Work units the trial must time before its speed is believed.
+MIN_TIMED_UNITS = 500
+
+
+@dataclass
+class _ClockedSearch:
+    """A one-deal search that adds its work and CPU time to a clock."""
+
+    search: SearchStrategy
+    clock: WorkClock
+    name: str = SearchStrategy.name
+
+    def choose(self, observation: Mapping[str, Any], rng: random.Random) -> str:
+        started = time.process_time()
+        action = self.search.choose(observation, rng)
+        self.clock.seconds += time.process_time() - started
+        self.clock.units += self.search.last_work
+        return action
+
+
+def _one_deal_a_move(strategy: Strategy, clock: WorkClock) -> Strategy:
+    """``strategy``, or for a search that thinks to a budget the same search drawing one deal,
+    timed on ``clock``."""
     if not thinking_seconds(strategy):
         return strategy
     assert isinstance(strategy, SearchStrategy)
-    return SearchStrategy(
+    one_deal = SearchStrategy(
         strategy.budget_ms,
         worlds=1,
         playout=strategy.playout,
         set_candidates=strategy.set_candidates,
     )
+    return _ClockedSearch(one_deal, clock)
 
 
 def estimate_game_seconds(
@@ -236,12 +280,15 @@ def estimate_game_seconds(
     real ones, so the trial plays the first board with the search drawing a single deal a move
     (what it does past its budget while it finishes the deal in hand), counts the moves where
     a seat had a choice, and adds the budget for those, stretched as much as the machine's
-    load stretched the trial. Over a board every strategy plays
-    every seat, so a thinker's moves are counted as the mean over the seats.
+    load stretched the trial, and as much as this machine's CPU is slower than the quiet core
+    the budget's work rate was set on (the one-deal searches' own work per CPU second). Over a
+    board every strategy plays every seat, so a thinker's moves are counted as the mean over
+    the seats.
     """
     spec, names, strategies = _line_up(game, seats, options, strategy_options)
     players = len(names)
-    seated = [_one_deal_a_move(strategies[name]) for name in names]
+    clock = WorkClock()
+    seated = [_one_deal_a_move(strategies[name], clock) for name in names]
     board = Board(spec, players, f"{seed}/0")
     rngs = [random.Random(f"{seed}/0/0/{seat}") for seat in range(players)]
     choices = [0] * players
@@ -252,7 +299,8 @@ def estimate_game_seconds(
     # as the trial itself did beside its own CPU time.
     slowdown = max(1.0, trial / max(time.process_time() - started_cpu, 1e-6))
     thinking = sum(thinking_seconds(strategies[name]) for name in names)
-    return trial + thinking * statistics.fmean(choices) * slowdown
+    speed = clock.quiet_core_ratio()
+    return trial + thinking * statistics.fmean(choices) * slowdown * speed
 
 
 #: One game of a board: the strategy at each seat, the final totals and the places.
