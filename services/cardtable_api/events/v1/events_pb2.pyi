@@ -253,11 +253,15 @@ class TableSettings(_message.Message):
     turn_timer_ms: _builtins.int
     """Turn timer in milliseconds; 0 disables it."""
     fill_with_bots: _builtins.bool
-    """Fill empty seats with computer players after `fill_wait_ms`."""
+    """Fill empty seats with computer players `fill_wait_ms` after the table was created, and
+    start. The fill takes every empty seat: a creator who means to play joins before it (a
+    short wait can run out before a join arrives), or joins and calls StartGame, or asks
+    QuickSeat for a seat.
+    """
     fill_wait_ms: _builtins.int
     bot_strategy: _builtins.str
     """The computer players' level ("easy", "normal", "hard") or strategy ("random", "rules",
-    "search") at this table.
+    "search") at this table. With "random" the table is unrated.
     """
     def __init__(
         self,
