@@ -21,6 +21,7 @@ from cardtable.bots.beliefs import (
     WORLD_DRAW_UNITS,
     WorldSampler,
     card_then_for,
+    played_by_seat,
     plays_log_likelihood,
 )
 from cardtable.bots.determinize import sample_placement, sample_world
@@ -52,9 +53,7 @@ def plays_likelihood_of(world: GameState, observer: int) -> float:
     """How well ``world``'s hands explain the others' plays the observer saw."""
     view = world.observation(observer)
     plays = deal_plays(view, world.spec.direction)
-    played: list[list[int]] = [[] for _ in range(world.num_players)]
-    for play in plays:
-        played[play.seat].append(play.card)
+    played = played_by_seat(plays, world.num_players)
     hands = [[*hand, *cards] for hand, cards in zip(world.hands, played, strict=True)]  # type: ignore[attr-defined]
     card_then = card_then_for(world)
     assert card_then is not None

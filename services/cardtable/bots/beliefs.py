@@ -215,11 +215,10 @@ def hearts_log_likelihood(
     )
 
 
+#: A finished trick: its leader, its cards in play order, its winner.
+Trick = tuple[int, tuple[Card, ...], int]
 #: The rule-based card choice, for the games whose plays weigh the worlds.
-CardThen = Callable[
-    [Any, int, list[Card], list[Card], Sequence[Card], Sequence[tuple[int, tuple[Card, ...], int]]],
-    Card,
-]
+CardThen = Callable[[Any, int, list[Card], Sequence[Card], Sequence[Card], Sequence[Trick]], Card]
 
 
 def card_then_for(world: GameState) -> CardThen | None:
@@ -264,7 +263,7 @@ def plays_log_likelihood(
             legal = world.playable_in(hand, play.trick)
             if len(legal) > 1 and play.card in legal:
                 tricks = world.tricks[: play.trick_number]
-                chosen = card_then(world, play.seat, hand, list(legal), play.trick, tricks)
+                chosen = card_then(world, play.seat, hand, legal, play.trick, tricks)
                 total += play_log_chance(len(legal), chosen == play.card)
         if play.card in hand:
             hand.remove(play.card)
@@ -315,12 +314,17 @@ def has_evidence(observation: Mapping[str, Any], plays: Sequence[Play] = ()) -> 
     return False
 
 
-def cards_played_by_seat(observation: Mapping[str, Any], direction: int) -> list[list[Card]]:
-    """The cards each seat has played this deal."""
-    played: list[list[Card]] = [[] for _ in range(int(observation["players"]))]
-    for play in deal_plays(observation, direction):
+def played_by_seat(plays: Sequence[Play], players: int) -> list[list[Card]]:
+    """The cards each seat played among ``plays``, in order."""
+    played: list[list[Card]] = [[] for _ in range(players)]
+    for play in plays:
         played[play.seat].append(play.card)
     return played
+
+
+def cards_played_by_seat(observation: Mapping[str, Any], direction: int) -> list[list[Card]]:
+    """The cards each seat has played this deal."""
+    return played_by_seat(deal_plays(observation, direction), int(observation["players"]))
 
 
 class WorldSampler:
@@ -344,12 +348,11 @@ class WorldSampler:
         self.observer = int(observation["seat"])
         plays = deal_plays(observation, direction) if weigh else []
         self.weigh = weigh and has_evidence(observation, plays)
-        self.played: list[list[Card]] = [[] for _ in range(int(observation["players"]))]
-        for play in plays:
-            self.played[play.seat].append(play.card)
+        self.played = played_by_seat(plays, int(observation["players"]))
         self.plays = plays if observation.get("game") in PLAYS_WEIGH else []
         self._others_plays = sum(1 for play in self.plays if play.seat != self.observer)
         self._public: GameState | None = None
+        self._card_then: CardThen | None = None
 
     @property
     def draws_per_world(self) -> int:
@@ -371,6 +374,7 @@ class WorldSampler:
         candidates = [self.draw_placement(self.hidden, rng) for _ in range(CANDIDATES_PER_WORLD)]
         if self._public is None:
             self._public = self._world(candidates[0])
+            self._card_then = card_then_for(self._public) if self.plays else None
         logs = [self._log_likelihood(placement) for placement in candidates]
         top = max(logs)
         weights = [math.exp(value - top) for value in logs]
@@ -381,10 +385,9 @@ class WorldSampler:
         assert public is not None
         hands = deal_hands(self.hidden, placement, self.played)
         total = log_likelihood(public, self.observer, hands)
-        card_then = card_then_for(public) if self.plays else None
-        if card_then is not None:
+        if self._card_then is not None:
             assert isinstance(public, WhistState | ThreeFiveEightState)
-            total += plays_log_likelihood(public, self.observer, hands, self.plays, card_then)
+            total += plays_log_likelihood(public, self.observer, hands, self.plays, self._card_then)
         return total
 
     def _world(self, placement: list[list[Card]]) -> GameState:

@@ -126,7 +126,7 @@ def card_then(
     state: ThreeFiveEightState,
     seat: int,
     hand: list[Card],
-    legal: list[Card],
+    legal: Sequence[Card],
     trick: Sequence[Card],
     tricks: Sequence[tuple[int, tuple[Card, ...], int]],
 ) -> Card:

@@ -101,25 +101,34 @@ def choose_bid(state: WhistState, seat: int) -> Action:
 def choose_play(state: WhistState, seat: int) -> Action:
     hand = state.hands[seat]
     legal = [action.card for action in state.legal_actions(seat)]
-    bid = state.bids[seat] or 0
-    want = state.tricks_won[seat] < bid
-    card = play_for_tricks(
-        hand, legal, state.trick, state.trump, state.num_players, want, state.tricks
-    )
-    return PLAY[card]
+    won = state.tricks_won[seat]
+    return PLAY[_card(state, seat, hand, legal, state.trick, state.tricks, won)]
 
 
 def card_then(
     state: WhistState,
     seat: int,
     hand: list[Card],
-    legal: list[Card],
+    legal: Sequence[Card],
     trick: Sequence[Card],
     tricks: Sequence[tuple[int, tuple[Card, ...], int]],
 ) -> Card:
     """The card :func:`choose_play` would have played earlier in the deal: with ``hand``, on
     ``trick``, after the finished ``tricks``. Reading the others' plays weighs worlds by it."""
     won = sum(1 for _, _, winner in tricks if winner == seat)
+    return _card(state, seat, hand, legal, trick, tricks, won)
+
+
+def _card(
+    state: WhistState,
+    seat: int,
+    hand: list[Card],
+    legal: Sequence[Card],
+    trick: Sequence[Card],
+    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+    won: int,
+) -> Card:
+    """Play for tricks while the seat has ``won`` fewer than it bid, else to lose them."""
     want = won < (state.bids[seat] or 0)
     return play_for_tricks(hand, legal, trick, state.trump, state.num_players, want, tricks)
 
