@@ -16,14 +16,16 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
 - ``hard`` is the search at five times that, and smarter: it draws its deals in proportion to
   how well they explain the others' bids, contracts and passes, and in Whist and 3-5-8 their
   plays (``bots/beliefs.py``), and values a deal's end for the rest of the game too: the win,
-  Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). It stays below the plain
+  Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). Its budget is an average:
+  it stops weighing a move once one candidate is clearly best and spends what that leaves on
+  the seat's close moves (``bots/racing.py``, ``bots/budget.py``). It stays below the plain
   ``search`` default (200 ms) so that a table of hard players costs the bot service a bounded
   share of a core.
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 
 >>> strategy_and_options("hard")
-('search', {'budget_ms': 100.0, 'weigh_worlds': True, 'plan_game': True})
+('search', {'budget_ms': 100.0, 'weigh_worlds': True, 'plan_game': True, 'adaptive': True})
 >>> strategy_and_options("HARD", budget_ms=5)[1]["budget_ms"]
 5
 >>> strategy_and_options("rules")
@@ -53,7 +55,9 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
         "normal": Level("search", MappingProxyType({"budget_ms": 20.0})),
         "hard": Level(
             "search",
-            MappingProxyType({"budget_ms": 100.0, "weigh_worlds": True, "plan_game": True}),
+            MappingProxyType(
+                {"budget_ms": 100.0, "weigh_worlds": True, "plan_game": True, "adaptive": True}
+            ),
         ),
     }
 )

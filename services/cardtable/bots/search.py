@@ -9,6 +9,10 @@ better: points count against in Hearts, and in Belote the seat's score is its te
 over the deals drawn; the best average wins. Every candidate meets the same deals, so their
 differences are not swamped by the luck of the draw.
 
+With ``adaptive`` the budget is an average: a candidate leaves once it is clearly behind the
+leader (:mod:`cardtable.bots.racing`), the move ends when one is left, and what it did not spend
+goes to the seat's later, closer moves (:mod:`cardtable.bots.budget`).
+
 It is given the observation only, never the real state, so it cannot look at hidden cards.
 
 The budget is counted in work, not in time. ``budget_ms`` is converted once into *work units*
@@ -38,9 +42,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cardtable.bots.beliefs import WorldSampler
+from cardtable.bots.budget import WorkBank
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, outlook
+from cardtable.bots.racing import leader, still_in_race
 from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import rules_action
 from cardtable.engine.actions import Action, format_action, parse_action
@@ -122,6 +128,7 @@ class SearchStrategy:
         set_candidates: int = DEFAULT_SET_CANDIDATES,
         weigh_worlds: bool = False,
         plan_game: bool = False,
+        adaptive: bool = False,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             raise ValueError(f"unknown playout policy {playout!r}: use rules or random")
@@ -138,6 +145,11 @@ class SearchStrategy:
         self.weigh_worlds = weigh_worlds
         #: Value a deal's end for the rest of the game too (:mod:`cardtable.bots.outlook`).
         self.plan_game = plan_game
+        #: Drop candidates once clearly behind (:mod:`cardtable.bots.racing`) and keep what a
+        #: clear move leaves of its budget for the seat's close ones (:mod:`cardtable.bots.budget`):
+        #: ``budget_ms`` is then the work a move on average, at most a few times it on one move.
+        self.adaptive = adaptive
+        self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
         self.last_work = 0
@@ -166,24 +178,33 @@ class SearchStrategy:
         if preferred in candidates:
             candidates.remove(preferred)
             candidates.insert(0, preferred)
-        totals = [0.0] * len(candidates)
+        allowance = self.bank.allowance(seat) if self.bank else self.work_budget
+        values: list[list[float]] = [[] for _ in candidates]
+        alive = list(range(len(candidates)))
         drawn, work = 0, draw_units
         while True:
-            for index, action in enumerate(candidates):
-                advantage, applied = evaluate(world, seat, action, self.policy, rng, self.plan_game)
-                totals[index] += advantage
+            for index in alive:
+                advantage, applied = evaluate(
+                    world, seat, candidates[index], self.policy, rng, self.plan_game
+                )
+                values[index].append(advantage)
                 work += applied
             drawn += 1
             if self.worlds is not None:
                 if drawn >= self.worlds:
                     break
-            elif work >= self.work_budget:
+            elif work >= allowance:
                 break
+            if self.adaptive:
+                alive = still_in_race(alive, values)
+                if len(alive) == 1:
+                    break
             world = sampler.draw(rng)
             work += draw_units
         self.last_worlds, self.last_work = drawn, work
-        best = max(range(len(candidates)), key=lambda index: (totals[index], -index))
-        return format_action(candidates[best])
+        if self.bank:
+            self.bank.settle(seat, work)
+        return format_action(candidates[leader(alive, values)])
 
     def _set_candidates(self, world: GameState, seat: int, rng: random.Random) -> list[Action]:
         """The rule-based choice of cards, and variants with one card swapped for another."""

@@ -1,0 +1,67 @@
+"""Which candidates are still in the race: the search's test for dropping a clearly worse move.
+
+Every candidate of a move meets the same worlds, so two candidates are compared world by world
+(paired differences): the noise of the draw, which dwarfs most differences between moves,
+cancels. A candidate leaves the race once its mean shortfall against the leader is more than
+:data:`DROP_Z` standard errors of that mean, after at least :data:`MIN_WORLDS` worlds. Two
+candidates equal in every world so far (two touching cards, whose playouts go the same way)
+are one: the later one leaves.
+
+Most moves of a deal are clear (one card keeps the queen safe, one wins the trick the contract
+needs) and their race ends after a handful of worlds, which the search then spends on the
+close moves (:mod:`cardtable.bots.budget`).
+
+>>> still_in_race([0, 1, 2], [[1.0] * 10, [0.0] * 10, [1.0] * 10])
+[0]
+>>> still_in_race([0, 1], [[1.0, 0.0] * 5, [0.0, 1.0] * 5])
+[0, 1]
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+#: Standard errors of its mean shortfall behind the leader that drop a candidate: a wrong drop
+#: costs a move's worth; the z is high because the test is repeated after every world.
+DROP_Z = 2.5
+#: Worlds every candidate meets before any leaves the race: scores are few distinct values
+#: (tricks, points), and over six worlds two moves that part in one world in ten often look
+#: equal (docs/proving-it.md, "Settings the figures chose").
+MIN_WORLDS = 10
+
+
+def leader(alive: Sequence[int], values: Sequence[Sequence[float]]) -> int:
+    """The candidate with the best total so far; the earliest wins a tie (it is the rule-based
+    choice, which the search puts first)."""
+    return max(alive, key=lambda index: (sum(values[index]), -index))
+
+
+def still_in_race(
+    alive: Sequence[int],
+    values: Sequence[Sequence[float]],
+    drop_z: float = DROP_Z,
+    min_worlds: int = MIN_WORLDS,
+) -> list[int]:
+    """The candidates of ``alive`` not clearly behind the leader. ``values[i]`` holds candidate
+    ``i``'s value in each world so far; every candidate in ``alive`` has met the same worlds."""
+    best = leader(alive, values)
+    worlds = len(values[best])
+    if worlds < min_worlds:
+        return list(alive)
+    kept = []
+    for index in alive:
+        if index == best:
+            kept.append(index)
+            continue
+        shortfall = [
+            ahead - behind for ahead, behind in zip(values[best], values[index], strict=True)
+        ]
+        mean = statistics.fmean(shortfall)
+        spread = statistics.stdev(shortfall)
+        # No spread: a constant shortfall is certain, and none means the two play out the same.
+        if spread == 0 or mean > drop_z * spread / math.sqrt(worlds):
+            continue
+        kept.append(index)
+    return kept
