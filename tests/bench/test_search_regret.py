@@ -1,0 +1,83 @@
+"""The regret yardstick: a player who looks is closer to the objective than one who does not,
+and the adaptive search keeps its budget a move on average."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import random
+import statistics
+
+import pytest
+
+from cardtable.bots.search import SearchStrategy
+from cardtable.bots.strategy import RandomStrategy
+from cardtable.engine.game import GameState
+from cardtable_tools.bench import search_regret
+
+#: Positions and every move's value at each.
+Weighed = tuple[list[GameState], list[dict[str, float]]]
+
+
+@pytest.fixture(scope="module")
+def weighed() -> Weighed:
+    rng = random.Random(4)
+    positions = search_regret.choice_positions("whist", 4, 12, rng)
+    return positions, [search_regret.move_values(state, 30, rng) for state in positions]
+
+
+def test_the_best_move_has_no_regret_and_every_move_is_weighed(weighed: Weighed) -> None:
+    positions, values = weighed
+    for state, moves in zip(positions, values, strict=True):
+        seat = state.to_act()[0]
+        assert sorted(moves) == sorted(state.observation(seat)["legal_actions"])
+        assert len(moves) > 1
+
+
+def test_a_searching_player_regrets_less_than_a_random_one(weighed: Weighed) -> None:
+    positions, values = weighed
+    searching = search_regret.measure_regret(SearchStrategy(worlds=30), positions, values, 2)
+    guessing = search_regret.measure_regret(RandomStrategy(), positions, values, 2)
+    assert min(searching.regrets) == 0 and min(guessing.regrets) >= 0
+    assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)
+    assert guessing.report()["work_ms_a_move"] == 0
+
+
+def test_the_adaptive_search_spends_its_budget_on_average_over_the_positions(
+    weighed: Weighed,
+) -> None:
+    positions, values = weighed
+    player = SearchStrategy(budget_ms=5, adaptive=True)
+    moves = 2 * len(positions)
+    report = search_regret.measure_regret(player, positions, values, 2).report()
+    # the budget a move, and one overrun (a world, under a budget here) over all the moves
+    assert report["work_ms_a_move"] <= 5 + 5 / moves
+    assert report["most_work_ms"] > 5
+
+
+def test_the_command_prints_one_report(capsys: pytest.CaptureFixture[str]) -> None:
+    search_regret.main(
+        [
+            "--game",
+            "358",
+            "--positions",
+            "3",
+            "--oracle-worlds",
+            "5",
+            "--seeds",
+            "1",
+            "--player",
+            "search:budget_ms=1",
+            "--player",
+            "easy",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["positions"] == 3
+    assert set(report["players"]) == {"search:budget_ms=1", "easy"}
+    assert report["players"]["easy"]["regret"] >= 0
+
+
+def test_the_docstring_examples_hold() -> None:
+    results = doctest.testmod(search_regret)
+    assert results.attempted > 0 and results.failed == 0

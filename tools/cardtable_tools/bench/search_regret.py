@@ -1,0 +1,171 @@
+"""How far a player's moves fall from the search's own objective weighed over many worlds.
+
+    python -m cardtable_tools.bench.search_regret --game hearts \\
+        --player search:budget_ms=50 --player search:budget_ms=200 --player hard:budget_ms=50
+
+A tournament takes an hour a game to see a difference of a few points; this takes minutes.
+It takes positions (where the seat has a choice of cards) from games the rule-based player
+plays, and for each weighs every legal move over ``--oracle-worlds`` worlds drawn as hard draws
+them, each played out as the search plays them out: that is the objective every search
+configuration estimates, known almost exactly. A player's *regret* at a position is the best
+move's value minus the value of the move it chose, in the game's points; its mean over the
+positions (each played with ``--seeds`` rngs) shows how much of the objective a budget's noise
+costs, and the work it spent a move. Players keep their state from one position to the next,
+in the order given, as a seat's moves do (the adaptive search banks what clear moves leave).
+
+It measures noise, not strength against people: a player with a better objective (another
+playout, another model of the others) is not scored better here. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cardtable.bots.beliefs import WorldSampler
+from cardtable.bots.determinize import sample_placement
+from cardtable.bots.observation import normalise_observation
+from cardtable.bots.random_play import shuffled_deck
+from cardtable.bots.registry import strategy_by_name
+from cardtable.bots.rules import rules_action
+from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy, evaluate, rules_policy
+from cardtable.bots.strategy import Strategy
+from cardtable.engine.actions import format_action, parse_action
+from cardtable.engine.determinize import hidden_cards
+from cardtable.engine.game import GameState
+from cardtable.engine.registry import game_spec
+
+#: Chance that a position with a choice of cards is taken: spreads them over the deal.
+TAKE_CHANCE = 0.12
+#: A progress line on stderr every this many positions weighed.
+PROGRESS_EVERY = 10
+
+
+def choice_positions(game: str, players: int, count: int, rng: random.Random) -> list[GameState]:
+    """``count`` states of games the rule-based player plays where the seat to act has a choice
+    of cards (each a clone)."""
+    spec = game_spec(game)
+    found: list[GameState] = []
+    while len(found) < count:
+        state = spec.new_game(players, None, rng.randrange(players))
+        while not state.is_over() and len(found) < count:
+            if state.needs_deal():
+                state.deal(shuffled_deck(state, rng))
+                continue
+            seat = state.to_act()[0]
+            has_choice = state.phase == "play" and len(state.legal_actions(seat)) > 1
+            if has_choice and rng.random() < TAKE_CHANCE:
+                found.append(state.clone())
+            state.apply(seat, rules_action(state, seat))
+    return found
+
+
+def move_values(state: GameState, worlds: int, rng: random.Random) -> dict[str, float]:
+    """Every legal move's mean value over ``worlds`` worlds drawn as hard draws them, each
+    played out by the rule-based player and valued with the game's outlook."""
+    seat = state.to_act()[0]
+    view = normalise_observation(state.observation(seat))
+    direction = game_spec(str(view["game"])).direction
+    sampler = WorldSampler(view, hidden_cards(view), sample_placement, direction, True)
+    moves = [parse_action(str(text)) for text in view["legal_actions"]]
+    totals = [0.0] * len(moves)
+    for _ in range(worlds):
+        world = sampler.draw(rng)
+        for index, move in enumerate(moves):
+            totals[index] += evaluate(world, seat, move, rules_policy, rng, plan_game=True)[0]
+    return {format_action(move): total / worlds for move, total in zip(moves, totals, strict=True)}
+
+
+@dataclass
+class Regret:
+    """A player's regret and work over the positions."""
+
+    regrets: list[float]
+    work_ms: list[float]
+
+    def report(self) -> dict[str, float]:
+        spread = statistics.stdev(self.regrets) if len(self.regrets) > 1 else 0.0
+        return {
+            "regret": round(statistics.fmean(self.regrets), 4),
+            "standard_error": round(spread / math.sqrt(len(self.regrets)), 4),
+            "work_ms_a_move": round(statistics.fmean(self.work_ms), 1),
+            "most_work_ms": round(max(self.work_ms), 1),
+        }
+
+
+def measure_regret(
+    player: Strategy,
+    positions: Sequence[GameState],
+    values: Sequence[Mapping[str, float]],
+    seeds: int,
+) -> Regret:
+    """``player``'s regret at each position, once per rng seed (all of one seed's positions
+    before the next, as a seat plays its moves in order)."""
+    regret = Regret([], [])
+    for seed in range(seeds):
+        for state, moves in zip(positions, values, strict=True):
+            seat = state.to_act()[0]
+            chosen = player.choose(state.observation(seat), random.Random(seed))
+            regret.regrets.append(max(moves.values()) - moves[chosen])
+            work = player.last_work if isinstance(player, SearchStrategy) else 0
+            regret.work_ms.append(work / WORK_UNITS_PER_MS)
+    return regret
+
+
+def parse_player(text: str) -> tuple[str, dict[str, Any]]:
+    """``name`` or ``name:key=value,key=value`` (numbers and true/false are read as such).
+
+    >>> parse_player("hard:budget_ms=50,adaptive=false")
+    ('hard', {'budget_ms': 50.0, 'adaptive': False})
+    """
+    name, _, rest = text.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            options[key.strip()] = lowered == "true"
+        else:
+            try:
+                options[key.strip()] = float(value)
+            except ValueError:
+                options[key.strip()] = value.strip()
+    return name.strip(), options
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", choices=["whist", "358", "belote", "hearts"], default="hearts")
+    parser.add_argument("--players", type=int, default=0, help="default: the game's usual")
+    parser.add_argument("--player", action="append", default=[], help="name[:key=value,...]")
+    parser.add_argument("--positions", type=int, default=60)
+    parser.add_argument("--oracle-worlds", type=int, default=800)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args(argv)
+    players = args.players or (3 if args.game == "358" else 4)
+    named = [parse_player(text) for text in args.player or ["search:budget_ms=50"]]
+    rng = random.Random(args.seed)
+    positions = choice_positions(args.game, players, args.positions, rng)
+    values = []
+    for number, state in enumerate(positions, start=1):
+        values.append(move_values(state, args.oracle_worlds, rng))
+        if number % PROGRESS_EVERY == 0 or number == len(positions):
+            print(f"search_regret: weighed {number}/{len(positions)} positions", file=sys.stderr)
+    report = {}
+    for text, (name, options) in zip(args.player or ["search:budget_ms=50"], named, strict=True):
+        regret = measure_regret(strategy_by_name(name, **options), positions, values, args.seeds)
+        report[text] = regret.report()
+        print(f"search_regret: {text} {report[text]}", file=sys.stderr)
+    print(json.dumps({"game": args.game, "positions": len(positions), "players": report}))
+
+
+if __name__ == "__main__":
+    main()
