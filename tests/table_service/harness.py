@@ -202,6 +202,30 @@ class Player:
         reply = await self.stub.CreateTable(request, metadata=self.metadata)
         return reply.table_id
 
+    async def create_seated(
+        self,
+        game: str,
+        seat: int,
+        seats: int = 0,
+        options: dict[str, str] | None = None,
+        settings: events_pb2.TableSettings | None = NO_TIMERS,
+        command_id: str = "",
+    ) -> table_pb2.CreateTableResponse:
+        """Create a table and sit at ``seat`` in the same step."""
+        request = table_pb2.CreateTableRequest(
+            command_id=command_id or str(uuid.uuid4()),
+            game=game,
+            seats=seats,
+            options=common_pb2.GameOptions(values=options or {}),
+            seat=seat,
+        )
+        if settings is not None:
+            request.settings.CopyFrom(settings)
+        reply: table_pb2.CreateTableResponse = await self.stub.CreateTable(
+            request, metadata=self.metadata
+        )
+        return reply
+
     async def join(self, table_id: str, seat: int | None = None) -> int:
         request = table_pb2.JoinTableRequest(command_id=str(uuid.uuid4()), table_id=table_id)
         if seat is not None:

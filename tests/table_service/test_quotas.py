@@ -175,6 +175,13 @@ async def test_seats_per_player_are_limited_at_open_and_running_tables(
     )
     # the quota is the flooder's alone: the others still join
     await hosts[5].join(tables[5])
+    # sitting at a table as it is made counts as a join: refused, and no table is made
+    before = await _messages(cluster)
+    with pytest.raises(grpc.aio.AioRpcError) as seated:
+        await flooder.create_seated("hearts", 0, 4, {"quick": "true"})
+    assert seated.value.code() == EXHAUSTED
+    assert "you hold 4 seats at open and running tables" in (seated.value.details() or "")
+    assert await _messages(cluster) == before
 
 
 async def test_concurrent_creates_and_joins_of_one_player_never_pass_a_quota_together(

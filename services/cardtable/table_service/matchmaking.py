@@ -32,7 +32,7 @@ from cardtable.table_service.quotas import (
     check_open_tables,
     check_seats,
 )
-from cardtable.table_service.state import FINISHED, OPEN, RUNNING
+from cardtable.table_service.state import FINISHED, OPEN, RUNNING, TableState, apply_batch
 from cardtable_api.common.v1 import common_pb2
 from cardtable_api.events.v1 import events_pb2
 
@@ -171,12 +171,13 @@ class Lobby:
         command_id: str,
         wanted: events_pb2.TableCreated,
         *,
+        seat: int | None = None,
         fingerprint: bytes = b"",
     ) -> Outcome:
         """A new table as ``wanted`` (see :func:`table_asked_for`), within the creator's open
-        tables."""
+        tables; with ``seat``, the creator sits there in the same batch, within their seats."""
         async with self._counted(principal):
-            return await self._create(principal, command_id, wanted, fingerprint)
+            return await self._create(principal, command_id, wanted, fingerprint, seat)
 
     async def join_table(
         self,
@@ -262,10 +263,15 @@ class Lobby:
         command_id: str,
         created: events_pb2.TableCreated,
         fingerprint: bytes,
+        seat: int | None = None,
     ) -> Outcome:
         async def decide() -> Decision:
             self._check_open_tables(principal)
-            return await self._app.decider.create_table(principal, created)
+            made = await self._app.decider.create_table(principal, created)
+            if seat is None:
+                return made
+            sat = await self._join(_as_made(made), principal, seat)
+            return Decision(events=[*made.events, *sat.events], seat=sat.seat)
 
         return await self._app.create(command_id, decide, fingerprint=fingerprint)
 
@@ -291,6 +297,13 @@ class Lobby:
             self._quota_checked("seats_per_player")
             check_seats(index.seats_held(principal.player_id), self._quotas)
         return await self._app.decider.join(table, principal, seat)
+
+
+def _as_made(creation: Decision) -> Table:
+    """The table a creation's events make, for deciding on it before they are stored (the
+    creator's seat goes in the same batch)."""
+    batch = events_pb2.EventBatch(events=creation.events, table_version=1)
+    return Table(apply_batch(TableState(table_id=""), batch, sequence=0))
 
 
 def _seating(outcome: Outcome, principal: Principal) -> Seating:

@@ -223,11 +223,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 table_asked_for(
                     request.game, request.seats, request.options.values, request.settings
                 ),
+                seat=request.seat if request.HasField("seat") else None,
                 fingerprint=fingerprint(request),
             )
-            return table_pb2.CreateTableResponse(
-                table_id=outcome.table.state.table_id, version=outcome.table.state.version
-            )
+            state = outcome.table.state
+            response = table_pb2.CreateTableResponse(table_id=state.table_id, version=state.version)
+            seat = state.seat_of(principal.player_id) if request.HasField("seat") else None
+            if seat is not None:
+                response.seat = seat
+            return response
 
         return await guarded(context, work, self._metrics, "CreateTable")
 

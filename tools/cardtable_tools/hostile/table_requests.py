@@ -216,9 +216,10 @@ async def malformed_fields(material: Material) -> HostileRequest:
 
 
 def _bad_create(rng: random.Random) -> table_pb2.CreateTableRequest:
-    """A CreateTable that no game accepts: unknown game, seat count, option or value."""
+    """A CreateTable that no game accepts: unknown game, seat count, option or value, or a
+    creator's seat the table does not have."""
     request = table_pb2.CreateTableRequest(command_id=_command_id())
-    shape = rng.randrange(4)
+    shape = rng.randrange(5)
     if shape == 0:
         request.game = rng.choice(["poker", "", "hearts!", "h\u00e9arts", "358 ", "x" * 300])
         request.game = request.game if request.game.strip() != "358" else "3588"
@@ -229,6 +230,9 @@ def _bad_create(rng: random.Random) -> table_pb2.CreateTableRequest:
     elif shape == 2:
         request.game = "hearts"
         request.options.CopyFrom(common_pb2.GameOptions(values={"speed": "fast"}))
+    elif shape == 3:
+        request.game, request.seats = rng.choice([("hearts", 4), ("whist", 3), ("358", 3)])
+        request.seat = rng.choice([request.seats, request.seats + 2, 2**32 - 1])
     else:
         request.game = rng.choice(["hearts", "whist"])
         option = "quick" if request.game == "hearts" else "must_trump"

@@ -254,9 +254,9 @@ class TableSettings(_message.Message):
     """Turn timer in milliseconds; 0 disables it."""
     fill_with_bots: _builtins.bool
     """Fill empty seats with computer players `fill_wait_ms` after the table was created, and
-    start. The fill takes every empty seat: a creator who means to play joins before it (a
-    short wait can run out before a join arrives), or joins and calls StartGame, or asks
-    QuickSeat for a seat.
+    start. The fill takes every empty seat: a creator who means to play sits as it creates
+    the table (CreateTableRequest.seat), or joins before the wait runs out (a short one can
+    run out before a join arrives), or asks QuickSeat for a seat.
     """
     fill_wait_ms: _builtins.int
     bot_strategy: _builtins.str

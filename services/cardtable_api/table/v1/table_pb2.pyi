@@ -36,10 +36,16 @@ class CreateTableRequest(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     SETTINGS_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     command_id: _builtins.str
     """Idempotency key chosen by the client."""
     game: _builtins.str
     seats: _builtins.int
+    seat: _builtins.int
+    """The seat the creator takes, in the same step as the table is made: no fill timer, however
+    short its wait, can give it to a computer player first. Unset: the creator does not sit
+    (JoinTable takes a seat later). Counted in the creator's seats as a join is.
+    """
     @_builtins.property
     def options(self) -> _common_pb2.GameOptions: ...
     @_builtins.property
@@ -52,12 +58,15 @@ class CreateTableRequest(_message.Message):
         seats: _builtins.int = ...,
         options: _common_pb2.GameOptions | None = ...,
         settings: _events_pb2.TableSettings | None = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "settings", b"settings"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "options", b"options", "seat", b"seat", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "game", b"game", "options", b"options", "seats", b"seats", "settings", b"settings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "command_id", b"command_id", "game", b"game", "options", b"options", "seat", b"seat", "seats", b"seats", "settings", b"settings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___CreateTableRequest: _TypeAlias = CreateTableRequest  # noqa: Y015
 
@@ -67,19 +76,25 @@ class CreateTableResponse(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     version: _builtins.int
+    seat: _builtins.int
+    """The creator's seat, when the request asked for one."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         version: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___CreateTableResponse: _TypeAlias = CreateTableResponse  # noqa: Y015
 
