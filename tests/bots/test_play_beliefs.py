@@ -1,4 +1,5 @@
-"""The others' plays weigh hard's worlds in Whist and 3-5-8: what a card played says of its hand.
+"""The others' plays weigh hard's worlds in Whist, 3-5-8 and Hearts: what a card played says of
+its hand.
 
 Positions come from rule-based games a few tricks into a deal, where every play by another seat
 is the rule-based choice, which is what the likelihood models: the real hands explain the plays
@@ -33,7 +34,7 @@ from cardtable.engine.hidden import deal_plays
 from cardtable.engine.registry import game_spec
 from tests.bots.positions import rules_positions
 
-PLAYING_GAMES = [("whist", 4), ("358", 3)]
+PLAYING_GAMES = [("whist", 4), ("358", 3), ("hearts", 4)]
 
 
 def mid_deal_positions(game: str, players: int, seed: int, count: int) -> Iterator[GameState]:
@@ -110,16 +111,20 @@ def test_reading_the_plays_places_more_hidden_cards_right_than_the_bids_alone(
             bids_only.append(share_placed_right(not_reading.draw(rng_b), state, observer))
     read, unread = statistics.fmean(with_plays), statistics.fmean(bids_only)
     print(f"{game}: {unread:.4f} of the hidden cards placed right by bids, {read:.4f} with plays")
-    assert read > unread + 0.004, (game, unread, read)
+    # Hearts hides more cards, and most plays of a deal are the obvious follow: less to read.
+    assert read > unread + (0.003 if game == "hearts" else 0.004), (game, unread, read)
 
 
 def test_a_play_against_the_rules_choice_is_less_likely_the_fewer_the_choices() -> None:
-    assert beliefs.play_log_chance(2, True) > beliefs.play_log_chance(2, False)
-    assert beliefs.play_log_chance(5, True) > beliefs.play_log_chance(5, False)
-    # Among more cards the rule-based choice says less: the odds shrink.
-    odds_two = beliefs.play_log_chance(2, True) - beliefs.play_log_chance(2, False)
-    odds_five = beliefs.play_log_chance(5, True) - beliefs.play_log_chance(5, False)
-    assert odds_two > odds_five > 0
+    for agreement in set(beliefs.PLAY_AGREEMENT.values()):
+
+        def chance(choices: int, as_the_rules_would: bool, agreement: float = agreement) -> float:
+            return beliefs.play_log_chance(choices, as_the_rules_would, agreement)
+
+        assert chance(2, True) > chance(2, False)
+        assert chance(5, True) > chance(5, False)
+        # Among more cards the rule-based choice says less: the odds shrink.
+        assert chance(2, True) - chance(2, False) > chance(5, True) - chance(5, False) > 0
 
 
 def test_reading_the_plays_costs_the_search_its_work() -> None:
@@ -136,10 +141,9 @@ def test_reading_the_plays_costs_the_search_its_work() -> None:
     assert unweighed.work_per_world == WORLD_DRAW_UNITS
 
 
-@pytest.mark.parametrize("game", ["hearts", "belote"])
-def test_plays_weigh_no_world_where_the_rules_read_the_whole_state(game: str) -> None:
-    """Hearts' and Belote's rule-based play is not a function of a hand and a trick."""
-    state = game_spec(game).new_game(4, None, 0)
+def test_plays_weigh_no_world_where_the_rules_read_the_whole_state() -> None:
+    """Belote's rule-based play is not a function of a hand and a trick."""
+    state = game_spec("belote").new_game(4, None, 0)
     rng = random.Random(2)
     while not (state.phase == "play" and len(state.tricks) >= 2):
         if state.needs_deal():

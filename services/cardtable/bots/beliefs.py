@@ -25,14 +25,14 @@ that a person who bids by feel still fits worlds near what the rules would have 
   a logistic term of scale :data:`PASS_SCALE`. The passer's hand before the pass is read as its
   cards this deal plus those it passed; the three it was passed itself are unknown to the
   observer (but when the pass goes across: they are the observer's own), so they stay in.
-- **Plays**, in Whist and 3-5-8: each card another seat played, when it had ``n > 1`` legal
-  cards, is likely when it is the card the rule-based player would have played with the hand the
-  world gives it then (:func:`cardtable.bots.rules.whist.card_then`): with probability
-  :data:`PLAY_AGREEMENT` ``** (n - 1)``, the rest shared by the other cards: about how often
-  the search agrees with the rule-based player (``cardtable_tools.bench.play_agreement``). A
-  player who ducked, or threw a low card it could have won with, is then unlikely to hold what
-  the rules would have won with. (Belote's and Hearts' rule-based play reads the whole state,
-  so their plays weigh the worlds through voids only.)
+- **Plays**, in Whist, 3-5-8 and Hearts: each card another seat played, when it had ``n > 1``
+  legal cards, is likely when it is the card the rule-based player would have played with the
+  hand the world gives it then (:func:`cardtable.bots.rules.whist.card_then`): with
+  probability ``a ** (n - 1)`` (``a`` the game's :data:`PLAY_AGREEMENT`), the rest shared by
+  the other cards: about how often the search agrees with the rule-based player
+  (``cardtable_tools.bench.play_agreement``). A player who ducked, or threw a low card it could
+  have won with, is then unlikely to hold what the rules would have won with. (Belote's
+  rule-based play reads the whole state, so its plays weigh the worlds through voids only.)
 
 A hand is read as a drawn placement gives it: the seat's cards now plus those it played this
 deal.
@@ -47,6 +47,7 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from cardtable.bots.rules import belote as belote_rules
@@ -83,11 +84,11 @@ BELOTE_BIDDING_CARDS = 5
 CANDIDATES_PER_WORLD = 4
 #: Drawing one world consistent with the observation costs about this many playout actions.
 WORLD_DRAW_UNITS = 20
+#: Chance, by game, that another seat with two legal cards played the rule-based player's
+#: choice; with ``n`` cards, this to the power ``n - 1``.
+PLAY_AGREEMENT: Mapping[str, float] = MappingProxyType({"whist": 0.8, "358": 0.8, "hearts": 0.85})
 #: The games whose rule-based card choice reads the worlds' hands (:func:`card_then_for`).
-PLAYS_WEIGH = frozenset({"whist", "358"})
-#: Chance that another seat with two legal cards played the rule-based player's choice; with
-#: ``n`` cards, this to the power ``n - 1``.
-PLAY_AGREEMENT = 0.8
+PLAYS_WEIGH = frozenset(PLAY_AGREEMENT)
 #: Work, in playout actions, of reading one of the others' plays on one candidate world.
 PLAY_READ_UNITS = 1.0
 
@@ -223,29 +224,33 @@ CardThen = Callable[[Any, int, list[Card], Sequence[Card], Sequence[Card], Seque
 
 def card_then_for(world: GameState) -> CardThen | None:
     """How the rule-based player of ``world``'s game chose a card, if it reads as a function
-    of the hand, the trick and the tricks before it (Whist and 3-5-8)."""
+    of the hand, the trick and the tricks before it (Whist, 3-5-8 and Hearts)."""
     if isinstance(world, WhistState):
         return whist_rules.card_then
     if isinstance(world, ThreeFiveEightState):
         return three_five_eight_rules.card_then
+    if isinstance(world, HeartsState):
+        return hearts_rules.card_then
     return None
 
 
-def play_log_chance(choices: int, as_the_rules_would: bool) -> float:
+def play_log_chance(choices: int, as_the_rules_would: bool, agreement: float) -> float:
     """The log-probability of a play among ``choices`` legal cards, being or not being the
-    rule-based player's choice.
+    rule-based player's choice, which a seat with two cards plays with chance ``agreement``.
 
-    >>> round(math.exp(play_log_chance(2, True)), 2), round(math.exp(play_log_chance(3, False)), 2)
-    (0.8, 0.18)
+    >>> round(math.exp(play_log_chance(2, True, 0.8)), 2)
+    0.8
+    >>> round(math.exp(play_log_chance(3, False, 0.8)), 2)
+    0.18
     """
-    agreement = PLAY_AGREEMENT ** (choices - 1)
+    agreement **= choices - 1
     if as_the_rules_would:
         return math.log(agreement)
     return math.log((1 - agreement) / (choices - 1))
 
 
 def plays_log_likelihood(
-    world: WhistState | ThreeFiveEightState,
+    world: WhistState | ThreeFiveEightState | HeartsState,
     observer: int,
     hands: Sequence[Sequence[Card]],
     plays: Sequence[Play],
@@ -256,15 +261,16 @@ def plays_log_likelihood(
     ``hands`` are the cards each seat held when the deal's play began; each play is read on
     the hand left then, and only where its player had more than one legal card."""
     left = [sorted(hand) for hand in hands]
+    agreement = PLAY_AGREEMENT[world.spec.name]
     total = 0.0
     for play in plays:
         hand = left[play.seat]
         if play.seat != observer:
-            legal = world.playable_in(hand, play.trick)
+            legal = world.playable_in(hand, play.trick, play.trick_number)
             if len(legal) > 1 and play.card in legal:
                 tricks = world.tricks[: play.trick_number]
                 chosen = card_then(world, play.seat, hand, legal, play.trick, tricks)
-                total += play_log_chance(len(legal), chosen == play.card)
+                total += play_log_chance(len(legal), chosen == play.card, agreement)
         if play.card in hand:
             hand.remove(play.card)
     return total
@@ -386,7 +392,7 @@ class WorldSampler:
         hands = deal_hands(self.hidden, placement, self.played)
         total = log_likelihood(public, self.observer, hands)
         if self._card_then is not None:
-            assert isinstance(public, WhistState | ThreeFiveEightState)
+            assert isinstance(public, WhistState | ThreeFiveEightState | HeartsState)
             total += plays_log_likelihood(public, self.observer, hands, self.plays, self._card_then)
         return total
 

@@ -6,7 +6,8 @@
 Plays games with the search at every seat and, at each play with more than one legal card,
 asks the rule-based player what it would have played. Prints one JSON object: the agreement
 overall and by number of legal cards (five or more together), with how many plays each share
-counts, beside ``PLAY_AGREEMENT ** (n - 1)``, the model hard reads the others' plays by.
+counts, beside ``a ** (n - 1)`` (``a`` the game's ``PLAY_AGREEMENT``), the model hard reads the
+others' plays by.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def measure_play_agreement(
     return agreement
 
 
-def report(agreement: Agreement) -> dict[str, object]:
+def report(agreement: Agreement, game: str) -> dict[str, object]:
     return {
         "plays": agreement.total,
         "agreement": round(sum(agreement.agreed.values()) / agreement.total, 3),
@@ -83,7 +84,7 @@ def report(agreement: Agreement) -> dict[str, object]:
             f"{choices}+" if choices == MOST_CHOICES else str(choices): {
                 "plays": agreement.plays[choices],
                 "agreement": round(agreement.share(choices), 3),
-                "model": round(PLAY_AGREEMENT ** (choices - 1), 3),
+                "model": round(PLAY_AGREEMENT[game] ** (choices - 1), 3),
             }
             for choices in sorted(agreement.plays)
         },
@@ -92,17 +93,19 @@ def report(agreement: Agreement) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", choices=["whist", "358"], default="whist")
-    parser.add_argument("--players", type=int, default=0, help="default: 4 (Whist), 3 (3-5-8)")
+    parser.add_argument("--game", choices=sorted(PLAY_AGREEMENT), default="whist")
+    parser.add_argument("--players", type=int, default=0, help="default: 3 in 3-5-8, else 4")
     parser.add_argument("--budget-ms", type=float, default=3.0)
     parser.add_argument("--plays", type=int, default=400)
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args(argv)
-    players = args.players or (4 if args.game == "whist" else 3)
+    players = args.players or (3 if args.game == "358" else 4)
     agreement = measure_play_agreement(
         args.game, players, args.budget_ms, args.plays, random.Random(args.seed), progress=True
     )
-    print(json.dumps({"game": args.game, "budget_ms": args.budget_ms, **report(agreement)}))
+    print(
+        json.dumps({"game": args.game, "budget_ms": args.budget_ms, **report(agreement, args.game)})
+    )
 
 
 if __name__ == "__main__":

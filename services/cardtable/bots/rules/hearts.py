@@ -5,6 +5,8 @@ Hearts has no trump; every heart taken costs a point and the queen of spades 13.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cardtable.engine.actions import PLAY, Action, pass_cards
 from cardtable.engine.cards import (
     ACE,
@@ -64,26 +66,48 @@ def choose_play(state: HeartsState, seat: int) -> Action:
     legal = [action.card for action in state.legal_actions(seat)]
     if len(legal) == 1:
         return PLAY[legal[0]]
-    hand = state.hands[seat]
-    trick = state.trick
+    return PLAY[_card(state.hands[seat], legal, state.trick, state.tricks)]
+
+
+def card_then(
+    state: HeartsState,
+    seat: int,
+    hand: list[Card],
+    legal: Sequence[Card],
+    trick: Sequence[Card],
+    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+) -> Card:
+    """The card :func:`choose_play` would have played earlier in the deal: with ``hand``, on
+    ``trick``, after the finished ``tricks``. Reading the others' plays weighs worlds by it."""
+    return _card(hand, list(legal), trick, tricks)
+
+
+def _card(
+    hand: list[Card],
+    legal: list[Card],
+    trick: Sequence[Card],
+    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+) -> Card:
+    """Duck under the trick's best card, take a trick without points high, discard the
+    dangerous cards."""
     queen_out = QUEEN_OF_SPADES not in trick and not any(
-        QUEEN_OF_SPADES in cards for _, cards, _ in state.tricks
+        QUEEN_OF_SPADES in cards for _, cards, _ in tricks
     )
     if not trick:
-        return PLAY[_lead(legal, hand, queen_out)]
+        return _lead(legal, hand, queen_out)
     led = SUIT_OF[trick[0]]
     best = max(card for card in trick if SUIT_OF[card] == led)
     if SUIT_OF[legal[0]] == led:
         below = [card for card in legal if card < best]
         if below:
-            return PLAY[max(below)]
+            return max(below)
         # Every card wins: take it with the highest, but never with the queen of spades.
         safe = [card for card in legal if card != QUEEN_OF_SPADES]
         if len(trick) == PLAYERS - 1 or not safe:
-            return PLAY[max(safe or legal)]
+            return max(safe or legal)
         points = sum(CARD_POINTS[card] for card in trick)
-        return PLAY[max(safe) if points == 0 else min(safe)]
-    return PLAY[_discard(legal, queen_out)]
+        return max(safe) if points == 0 else min(safe)
+    return _discard(legal, queen_out)
 
 
 def _lead(legal: list[Card], hand: list[Card], queen_out: bool) -> Card:

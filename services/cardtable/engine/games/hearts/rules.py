@@ -17,7 +17,7 @@ Dealing: the deck order is dealt one card at a time, starting left of the dealer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -144,6 +144,29 @@ PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
 )
 
 
+def playable_cards(
+    hand: list[Card], trick: Sequence[Card], first_trick: bool, hearts_broken: bool
+) -> list[Card]:
+    """The cards of ``hand`` that may go on ``trick``: follow suit; the two of clubs leads the
+    first trick, which takes no points while there is another choice; hearts lead once broken
+    (or when the hand holds nothing else)."""
+    if not trick:
+        if first_trick:
+            return [TWO_OF_CLUBS]
+        if hearts_broken:
+            return hand
+        return [card for card in hand if SUIT_OF[card] != HEART_SUIT] or hand
+    led = SUIT_OF[trick[0]]
+    follow = [card for card in hand if SUIT_OF[card] == led]
+    if follow:
+        return follow
+    if first_trick:
+        safe = [card for card in hand if SUIT_OF[card] != HEART_SUIT and card != QUEEN_OF_SPADES]
+        if safe:
+            return safe
+    return hand
+
+
 class HeartsState(GameState):
     """A game of Hearts in progress."""
 
@@ -233,24 +256,19 @@ class HeartsState(GameState):
 
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
-        trick = self.trick
-        if not trick:
-            if not self.tricks:
-                return [TWO_OF_CLUBS]
-            if self.hearts_broken:
-                return hand
-            return [card for card in hand if SUIT_OF[card] != HEART_SUIT] or hand
-        led = SUIT_OF[trick[0]]
-        follow = [card for card in hand if SUIT_OF[card] == led]
-        if follow:
-            return follow
-        if not self.tricks:
-            safe = [
-                card for card in hand if SUIT_OF[card] != HEART_SUIT and card != QUEEN_OF_SPADES
-            ]
-            if safe:
-                return safe
-        return hand
+        return playable_cards(hand, self.trick, not self.tricks, self.hearts_broken)
+
+    def playable_in(
+        self, hand: list[Card], trick: Sequence[Card], trick_number: int | None = None
+    ) -> list[Card]:
+        """The cards of ``hand`` a player may add to ``trick``, the deal's ``trick_number``-th
+        (0-based; default: the one on the table): how a bot reads a play it saw, on a hand it
+        supposes the player held then. Hearts were broken if one was played before."""
+        number = len(self.tricks) if trick_number is None else trick_number
+        broken = any(SUIT_OF[card] == HEART_SUIT for card in trick) or any(
+            SUIT_OF[card] == HEART_SUIT for _, cards, _ in self.tricks[:number] for card in cards
+        )
+        return playable_cards(hand, trick, number == 0, broken)
 
     def why_illegal(self, seat: int, action: Action) -> str | None:
         # The common case of every playout, checked without the general preamble.

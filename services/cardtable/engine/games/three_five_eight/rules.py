@@ -316,9 +316,12 @@ class ThreeFiveEightState(GameState):
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
         return self.playable_in(hand, self.trick)
 
-    def playable_in(self, hand: list[Card], trick: Sequence[Card]) -> list[Card]:
+    def playable_in(
+        self, hand: list[Card], trick: Sequence[Card], trick_number: int | None = None
+    ) -> list[Card]:
         """The cards of sorted ``hand`` a player may add to ``trick`` in this deal: how a bot
-        reads a play it saw, on a hand it supposes the player held then."""
+        reads a play it saw, on a hand it supposes the player held then. The trick's number (the
+        interface Hearts needs) changes nothing here."""
         if not trick:
             return hand
         led = SUIT_OF[trick[0]] * 13
