@@ -41,11 +41,12 @@ def test_each_level_is_its_strategy_with_its_options(
     assert strategy_by_name(f" {level.upper()} ").name == strategy.name
 
 
-def test_only_hard_weighs_its_worlds_and_plans_beyond_the_deal() -> None:
+def test_only_hard_weighs_its_worlds_plans_beyond_the_deal_and_races_its_candidates() -> None:
     normal, hard = strategy_by_name("normal"), strategy_by_name("hard")
     assert isinstance(normal, SearchStrategy) and isinstance(hard, SearchStrategy)
-    assert (normal.weigh_worlds, normal.plan_game) == (False, False)
-    assert (hard.weigh_worlds, hard.plan_game) == (True, True)
+    assert (normal.weigh_worlds, normal.plan_game, normal.adaptive) == (False, False, False)
+    assert (hard.plan_game, hard.adaptive) == (True, True)
+    assert set(hard.weigh_worlds) == {"whist", "358", "belote"}  # type: ignore[arg-type]
 
 
 def test_levels_are_names_a_table_may_give_and_climb_by_budget() -> None:

@@ -99,3 +99,32 @@ def test_deal_advantage_is_oriented_so_higher_is_better() -> None:
     assert deal_advantage([8, -1, -1, 5], 0, lower_is_better=False) == pytest.approx(7)
     with pytest.raises(ValueError):
         SearchStrategy(playout="oracle")
+
+
+def test_worlds_are_weighed_in_the_games_named_only() -> None:
+    """Named games draw weighted worlds (which cost more, so fewer fit the budget); the others
+    play exactly as with no weighing."""
+    hearts = next(
+        state
+        for state in random_positions("hearts", 4, {"quick": True}, seed=3, count=300)
+        if state.phase == "play"
+        and len(state.tricks) >= 3  # type: ignore[attr-defined]
+        and len(state.legal_actions(state.to_act()[0])) > 1
+    )
+    whist = next(
+        state
+        for state in random_positions("whist", 4, {}, seed=3, count=300)
+        if state.phase == "play"
+        and len(state.tricks) >= 2  # type: ignore[attr-defined]
+        and len(state.legal_actions(state.to_act()[0])) > 1
+    )
+    for state, weighed in ((hearts, False), (whist, True)):
+        seat = state.to_act()[0]
+        observation = state.observation(seat)
+        named = SearchStrategy(budget_ms=5, weigh_worlds=("whist", "358"))
+        plain = SearchStrategy(budget_ms=5)
+        moves = [player.choose(observation, random.Random(3)) for player in (named, plain)]
+        if weighed:
+            assert named.last_worlds < plain.last_worlds
+        else:
+            assert moves[0] == moves[1] and named.last_worlds == plain.last_worlds

@@ -13,10 +13,11 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
 - ``normal`` is the search at 20 ms of work a move, the budget the table service gives a
   timed-out move (``table_service/stand_in.py``); it weighs every candidate over deals drawn
   from what the seat has seen, each played out by the rule-based player.
-- ``hard`` is the search at five times that, and smarter: it draws its deals in proportion to
-  how well they explain the others' bids, contracts and passes, and in Whist and 3-5-8 their
-  plays (``bots/beliefs.py``), and values a deal's end for the rest of the game too: the win,
-  Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). Its budget is an average:
+- ``hard`` is the search at five times that, and smarter: in Whist, 3-5-8 and Belote it draws
+  its deals in proportion to how well they explain the others' bids, contracts and, in Whist
+  and 3-5-8, plays (``bots/beliefs.py``), and values a deal's end for the rest of the game
+  too: the win, Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). Its budget is
+  an average:
   it stops weighing a move once one candidate is clearly best and spends what that leaves on
   the seat's close moves (``bots/racing.py``, ``bots/budget.py``). It stays below the plain
   ``search`` default (200 ms) so that a table of hard players costs the bot service a bounded
@@ -24,8 +25,8 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 
->>> strategy_and_options("hard")
-('search', {'budget_ms': 100.0, 'weigh_worlds': True, 'plan_game': True, 'adaptive': True})
+>>> strategy_and_options("hard")[1]["adaptive"], strategy_and_options("hard")[1]["budget_ms"]
+(True, 100.0)
 >>> strategy_and_options("HARD", budget_ms=5)[1]["budget_ms"]
 5
 >>> strategy_and_options("rules")
@@ -48,6 +49,11 @@ class Level:
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
+#: The games where hard draws its worlds weighted (``bots/beliefs.py``). Not Hearts: there the
+#: candidate deals a kept world costs (and reading the plays on each) leave too few worlds for
+#: the budget, which costs more than the better worlds gain (docs/proving-it.md, "Levels").
+WEIGHS_WORLDS_IN = ("whist", "358", "belote")
+
 #: Every level, weakest first.
 LEVELS: Mapping[str, Level] = MappingProxyType(
     {
@@ -56,7 +62,12 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
         "hard": Level(
             "search",
             MappingProxyType(
-                {"budget_ms": 100.0, "weigh_worlds": True, "plan_game": True, "adaptive": True}
+                {
+                    "budget_ms": 100.0,
+                    "weigh_worlds": WEIGHS_WORLDS_IN,
+                    "plan_game": True,
+                    "adaptive": True,
+                }
             ),
         ),
     }

@@ -38,7 +38,7 @@ figures in docs/proving-it.md) a budget of ``budget_ms`` takes about that many m
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from cardtable.bots.beliefs import WorldSampler
@@ -126,7 +126,7 @@ class SearchStrategy:
         worlds: int | None = None,
         playout: str = "rules",
         set_candidates: int = DEFAULT_SET_CANDIDATES,
-        weigh_worlds: bool = False,
+        weigh_worlds: bool | Collection[str] = False,
         plan_game: bool = False,
         adaptive: bool = False,
     ) -> None:
@@ -141,7 +141,7 @@ class SearchStrategy:
         self.policy = PLAYOUT_POLICIES[playout]
         self.set_candidates = set_candidates
         #: Draw worlds in proportion to how well they explain the others' bids and contracts
-        #: (:mod:`cardtable.bots.beliefs`), not uniformly.
+        #: (:mod:`cardtable.bots.beliefs`), not uniformly: in every game, or in those named.
         self.weigh_worlds = weigh_worlds
         #: Value a deal's end for the rest of the game too (:mod:`cardtable.bots.outlook`).
         self.plan_game = plan_game
@@ -162,8 +162,10 @@ class SearchStrategy:
         if len(listed) == 1:
             return listed[0]
         hidden = hidden_cards(view)
-        direction = game_spec(str(view["game"])).direction
-        sampler = WorldSampler(view, hidden, sample_placement, direction, self.weigh_worlds)
+        game = str(view["game"])
+        sampler = WorldSampler(
+            view, hidden, sample_placement, game_spec(game).direction, self._weighs_in(game)
+        )
         draw_units = sampler.work_per_world
         world = sampler.draw(rng)
         candidates = (
@@ -205,6 +207,11 @@ class SearchStrategy:
         if self.bank:
             self.bank.settle(seat, work)
         return format_action(candidates[leader(alive, values)])
+
+    def _weighs_in(self, game: str) -> bool:
+        if isinstance(self.weigh_worlds, bool):
+            return self.weigh_worlds
+        return game in self.weigh_worlds
 
     def _set_candidates(self, world: GameState, seat: int, rng: random.Random) -> list[Action]:
         """The rule-based choice of cards, and variants with one card swapped for another."""
