@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from cardtable.engine.cards import RANK_OF, SUIT_OF, Card, trick_winner
 
 NO_TRUMP = -1
+#: The deal's finished tricks, as the engines keep them: leader, cards in play order, winner.
+FinishedTricks = Sequence[tuple[int, tuple[Card, ...], int]]
 
 #: ``STRENGTHS[trump + 1][card]``: a card's power in a trick among the cards that count, trumps
 #: above every plain card; index 0 is for a deal without trump. Look-ups keep playouts cheap.

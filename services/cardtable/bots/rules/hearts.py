@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cardtable.bots.rules.common import FinishedTricks
 from cardtable.engine.actions import PLAY, Action, pass_cards
 from cardtable.engine.cards import (
     ACE,
@@ -66,7 +67,7 @@ def choose_play(state: HeartsState, seat: int) -> Action:
     legal = [action.card for action in state.legal_actions(seat)]
     if len(legal) == 1:
         return PLAY[legal[0]]
-    return PLAY[_card(state.hands[seat], legal, state.trick, state.tricks)]
+    return PLAY[card_then(state, seat, state.hands[seat], legal, state.trick, state.tricks)]
 
 
 def card_then(
@@ -75,26 +76,17 @@ def card_then(
     hand: list[Card],
     legal: Sequence[Card],
     trick: Sequence[Card],
-    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+    tricks: FinishedTricks,
 ) -> Card:
-    """The card :func:`choose_play` would have played earlier in the deal: with ``hand``, on
-    ``trick``, after the finished ``tricks``. Reading the others' plays weighs worlds by it."""
-    return _card(hand, list(legal), trick, tricks)
-
-
-def _card(
-    hand: list[Card],
-    legal: list[Card],
-    trick: Sequence[Card],
-    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
-) -> Card:
-    """Duck under the trick's best card, take a trick without points high, discard the
+    """The card the player of ``seat`` plays with ``hand`` on ``trick`` after the finished
+    ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it. It
+    ducks under the trick's best card, takes a trick without points high and discards the
     dangerous cards."""
     queen_out = QUEEN_OF_SPADES not in trick and not any(
         QUEEN_OF_SPADES in cards for _, cards, _ in tricks
     )
     if not trick:
-        return _lead(legal, hand, queen_out)
+        return _lead(list(legal), hand, queen_out)
     led = SUIT_OF[trick[0]]
     best = max(card for card in trick if SUIT_OF[card] == led)
     if SUIT_OF[legal[0]] == led:
@@ -107,7 +99,7 @@ def _card(
             return max(safe or legal)
         points = sum(CARD_POINTS[card] for card in trick)
         return max(safe) if points == 0 else min(safe)
-    return _discard(legal, queen_out)
+    return _discard(list(legal), queen_out)
 
 
 def _lead(legal: list[Card], hand: list[Card], queen_out: bool) -> Card:

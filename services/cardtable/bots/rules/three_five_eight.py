@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Sequence
 
 from cardtable.bots.rules.common import NO_TRUMP as NO_TRUMP_SUIT
-from cardtable.bots.rules.common import play_for_tricks
+from cardtable.bots.rules.common import FinishedTricks, play_for_tricks
 from cardtable.engine.actions import GIVE, PLAY, Action, discard
 from cardtable.engine.cards import ACE, FULL_DECK, KING, QUEEN, RANK_OF, SUIT_OF, SUITS, Card
 from cardtable.engine.games.three_five_eight.rules import (
@@ -128,7 +128,7 @@ def card_then(
     hand: list[Card],
     legal: Sequence[Card],
     trick: Sequence[Card],
-    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+    tricks: FinishedTricks,
 ) -> Card:
     """The card the player of ``seat`` plays with ``hand`` on ``trick`` after the finished
     ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it."""

@@ -6,7 +6,7 @@ import random
 import statistics
 from collections.abc import Sequence
 
-from cardtable.bots.rules.common import play_for_tricks
+from cardtable.bots.rules.common import FinishedTricks, play_for_tricks
 from cardtable.engine.actions import BIDS, PLAY, Action
 from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
 from cardtable.engine.games.whist.rules import (
@@ -111,7 +111,7 @@ def card_then(
     hand: list[Card],
     legal: Sequence[Card],
     trick: Sequence[Card],
-    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+    tricks: FinishedTricks,
 ) -> Card:
     """The card :func:`choose_play` would have played earlier in the deal: with ``hand``, on
     ``trick``, after the finished ``tricks``. Reading the others' plays weighs worlds by it."""
@@ -125,7 +125,7 @@ def _card(
     hand: list[Card],
     legal: Sequence[Card],
     trick: Sequence[Card],
-    tricks: Sequence[tuple[int, tuple[Card, ...], int]],
+    tricks: FinishedTricks,
     won: int,
 ) -> Card:
     """Play for tricks while the seat has ``won`` fewer than it bid, else to lose them."""
