@@ -20,7 +20,6 @@ close moves (:mod:`cardtable.bots.budget`).
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 
 #: Standard errors of its mean shortfall behind the leader that drop a candidate: a wrong drop
@@ -58,8 +57,9 @@ def still_in_race(
         shortfall = [
             ahead - behind for ahead, behind in zip(values[best], values[index], strict=True)
         ]
-        mean = statistics.fmean(shortfall)
-        spread = statistics.stdev(shortfall)
+        mean = sum(shortfall) / worlds
+        # statistics.stdev is exact but costs a tenth of a move's CPU when run every world
+        spread = math.sqrt(sum((value - mean) ** 2 for value in shortfall) / (worlds - 1))
         # No spread: a constant shortfall is certain, and none means the two play out the same.
         if spread == 0 or mean > drop_z * spread / math.sqrt(worlds):
             continue
