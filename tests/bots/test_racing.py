@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 
 from cardtable.bots import budget, racing
-from cardtable.bots.budget import MOST_BUDGETS_A_MOVE, WorkBank
+from cardtable.bots.budget import MOST_BUDGETS_A_MOVE, MOST_BUDGETS_BANKED, WorkBank
 from cardtable.bots.racing import DROP_Z, MIN_WORLDS, leader, still_in_race
 
 
@@ -64,6 +64,20 @@ def test_no_move_may_spend_more_than_the_most_budgets() -> None:
     for _ in range(20):
         bank.settle(0, spent=0)
     assert bank.allowance(0) == 100 * MOST_BUDGETS_A_MOVE
+
+
+def test_a_run_of_clear_moves_pays_for_several_close_ones() -> None:
+    bank = WorkBank(100)
+    for _ in range(MOST_BUDGETS_BANKED):
+        bank.settle(0, spent=0)
+    # Each close move spends the most a move may; the bank pays the rest of it until it is out.
+    close_moves = 0
+    while bank.allowance(0) == 100 * MOST_BUDGETS_A_MOVE:
+        bank.settle(0, spent=100 * MOST_BUDGETS_A_MOVE)
+        close_moves += 1
+    # Eight budgets banked pay three extra budgets twice; a bank capped at what one move may
+    # spend paid for one.
+    assert close_moves == 2
 
 
 def test_an_overrun_is_owed_to_the_next_move() -> None:

@@ -6,13 +6,15 @@ import random
 
 import pytest
 
-from cardtable.bots.rules import rules_action
+from cardtable.bots.rules import keen_action, rules_action
 from cardtable.bots.rules.belote import TAKE_AT, hand_value
+from cardtable.bots.rules.hearts import card_then as hearts_card_then
 from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness_scale
 from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_calibration
 from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
 from cardtable.engine.games.hearts.rules import HEARTS, HeartsState
+from tests.bots.positions import random_positions
 from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
 
 
@@ -129,3 +131,25 @@ def test_whist_estimates_and_calibration() -> None:
     assert expected_tricks(low, SPADES, 4) < expected_tricks(high, SPADES, 4)
     fits = measure_calibration(4, random.Random(2))
     assert set(fits) == set(CALIBRATION)
+
+
+def test_keen_hearts_fishes_for_the_queen_with_its_lowest_spade() -> None:
+    state = hearts_play(SPADE_HANDS)
+    hand = parse_cards("6C 9S 10S 4D")
+    assert hearts_card_then(state, 0, hand, hand, [], [], fish_for_queen=True) == parse_card("9S")
+    assert hearts_card_then(state, 0, hand, hand, [], []) == parse_card("4D")
+    # Holding a spade above the jack, or once the queen has fallen, it leads low as before.
+    guarded = parse_cards("6C 9S KS 4D")
+    assert hearts_card_then(state, 0, guarded, guarded, [], [], fish_for_queen=True) == parse_card(
+        "4D"
+    )
+    queen_fell = [(1, tuple(parse_cards("2S QS 3S 4S")), 2)]
+    fished = hearts_card_then(state, 0, hand, hand, [], queen_fell, fish_for_queen=True)
+    assert fished == parse_card("4D")
+
+
+@pytest.mark.parametrize(("game", "players"), [("whist", 4), ("358", 3), ("belote", 4)])
+def test_keen_play_is_the_rule_based_play_outside_hearts(game: str, players: int) -> None:
+    for state in random_positions(game, players, {}, seed=3, count=40):
+        seat = state.to_act()[0]
+        assert keen_action(state, seat) == rules_action(state, seat)

@@ -181,7 +181,14 @@ def test_the_examples_in_the_game_package_run(name: str) -> None:
     assert attempted > 0
 
 
-@pytest.mark.parametrize("module", ["cardtable.engine.determinize", "cardtable.engine.narration"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "cardtable.engine.determinize",
+        "cardtable.engine.narration",
+        "cardtable.engine.interchangeable",
+    ],
+)
 def test_the_examples_of_the_shared_parts_run(module: str) -> None:
     results = doctest.testmod(importlib.import_module(module))
     assert results.attempted > 0 and results.failed == 0

@@ -6,8 +6,10 @@ candidate is left, and the bank keeps what it did not spend for the seat's later
 may spend the budget plus what is banked, up to :data:`MOST_BUDGETS_A_MOVE` budgets, so that
 over a seat's decisions the work is at most the budget a move on average (a move may overrun by
 the one world it was evaluating, which the bank then owes) and no move takes more than a few
-budgets of a turn's time. Moves with one legal action are not decisions and neither spend nor
-bank.
+budgets of a turn's time. The bank holds more than one move may spend
+(:data:`MOST_BUDGETS_BANKED`): a run of clear moves would otherwise fill it and lose the rest,
+and the seat would spend less than its budget. Moves with one legal action are not decisions
+and neither spend nor bank.
 
 The bank lives as long as its strategy: one table's game in the bot service, one board in the
 tournament. Both play a seat's moves in order, so the same moves give the same bank.
@@ -21,6 +23,9 @@ tournament. Both play a seat's moves in order, so the same moves give the same b
 >>> bank.settle(0, spent=180)
 >>> bank.allowance(0)
 100
+>>> for _ in range(10): bank.settle(0, spent=0)
+>>> bank.allowance(0), bank.settle(0, spent=400), bank.allowance(0)
+(400, None, 400)
 """
 
 from __future__ import annotations
@@ -29,14 +34,23 @@ import threading
 
 #: The most a single move may spend, in budgets: bounds a move's wall time under the turn timer.
 MOST_BUDGETS_A_MOVE = 4
+#: The most a seat may have banked, in budgets: about the clear moves of a deal, so what they
+#: leave reaches the deal's close moves.
+MOST_BUDGETS_BANKED = 8
 
 
 class WorkBank:
     """Work units each seat has not spent of its moves' budgets, capped."""
 
-    def __init__(self, budget: int, most_budgets: int = MOST_BUDGETS_A_MOVE) -> None:
+    def __init__(
+        self,
+        budget: int,
+        most_budgets: int = MOST_BUDGETS_A_MOVE,
+        most_banked_budgets: int = MOST_BUDGETS_BANKED,
+    ) -> None:
         self.budget = budget
-        self.most_banked = budget * (most_budgets - 1)
+        self.most_a_move = budget * most_budgets
+        self.most_banked = budget * most_banked_budgets
         self._banked: dict[int, int] = {}
         # Hearts' passes are chosen by several seats at once, in threads of the bot service.
         self._lock = threading.Lock()
@@ -44,7 +58,7 @@ class WorkBank:
     def allowance(self, seat: int) -> int:
         """The most ``seat`` may spend on its move now."""
         with self._lock:
-            return self.budget + self._banked.get(seat, 0)
+            return min(self.budget + self._banked.get(seat, 0), self.most_a_move)
 
     def settle(self, seat: int, spent: int) -> None:
         """Record that ``seat``'s move spent ``spent`` units of its allowance."""

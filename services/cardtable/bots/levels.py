@@ -19,9 +19,11 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
   too: the win, Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``). Its budget is
   an average:
   it stops weighing a move once one candidate is clearly best and spends what that leaves on
-  the seat's close moves (``bots/racing.py``, ``bots/budget.py``). It stays below the plain
-  ``search`` default (200 ms) so that a table of hard players costs the bot service a bounded
-  share of a core.
+  the seat's close moves (``bots/racing.py``, ``bots/budget.py``); it weighs one card of each
+  group of interchangeable ones (``engine/interchangeable.py``); its playouts are the keen
+  rule-based player, which in Hearts fishes for the queen of spades (``bots/rules``). It stays
+  below the plain ``search`` default (200 ms) so that a table of hard players costs the bot
+  service a bounded share of a core.
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 
@@ -67,6 +69,8 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
                     "weigh_worlds": WEIGHS_WORLDS_IN,
                     "plan_game": True,
                     "adaptive": True,
+                    "merge_interchangeable": True,
+                    "playout": "keen",
                 }
             ),
         ),

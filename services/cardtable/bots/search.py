@@ -48,8 +48,8 @@ from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, outlook
 from cardtable.bots.racing import leader, still_in_race
 from cardtable.bots.random_play import random_action
-from cardtable.bots.rules import rules_action
-from cardtable.engine.actions import Action, format_action, parse_action
+from cardtable.bots.rules import keen_action, rules_action
+from cardtable.engine.actions import PLAY_CARD, Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
@@ -75,7 +75,15 @@ def random_policy(state: GameState, seat: int, rng: random.Random) -> Action:
     return random_action(state, seat, rng)
 
 
-PLAYOUT_POLICIES: dict[str, PlayoutPolicy] = {"rules": rules_policy, "random": random_policy}
+def keen_policy(state: GameState, seat: int, rng: random.Random) -> Action:
+    return keen_action(state, seat)
+
+
+PLAYOUT_POLICIES: dict[str, PlayoutPolicy] = {
+    "rules": rules_policy,
+    "keen": keen_policy,
+    "random": random_policy,
+}
 
 
 def deal_advantage(scores: Sequence[int], seat: int, lower_is_better: bool) -> float:
@@ -110,6 +118,16 @@ def evaluate(
     return value, applied
 
 
+def one_of_each_kind(world: GameState, seat: int, candidates: list[Action]) -> list[Action]:
+    """The first of each group of interchangeable card plays among ``candidates``, in their
+    order; other actions (bids, passes) as they are."""
+    if any(action.kind != PLAY_CARD for action in candidates):
+        return candidates
+    groups = world.interchangeable_plays(seat, [action.card for action in candidates])
+    firsts = {group[0] for group in groups}
+    return [action for action in candidates if action.card in firsts]
+
+
 class SearchStrategy:
     """Determinized Monte Carlo search over the seat's legal actions.
 
@@ -129,9 +147,11 @@ class SearchStrategy:
         weigh_worlds: bool | Collection[str] = False,
         plan_game: bool = False,
         adaptive: bool = False,
+        merge_interchangeable: bool = False,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
-            raise ValueError(f"unknown playout policy {playout!r}: use rules or random")
+            names = ", ".join(PLAYOUT_POLICIES)
+            raise ValueError(f"unknown playout policy {playout!r}: use one of {names}")
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
             raise ValueError("the budget and the number of worlds must be positive")
         self.budget_ms = float(budget_ms)
@@ -149,6 +169,10 @@ class SearchStrategy:
         #: clear move leaves of its budget for the seat's close ones (:mod:`cardtable.bots.budget`):
         #: ``budget_ms`` is then the work a move on average, at most a few times it on one move.
         self.adaptive = adaptive
+        #: Weigh one card of each group of interchangeable ones (touching cards of equal
+        #: points, :mod:`cardtable.engine.interchangeable`): the others would split the budget
+        #: with it for a difference that is only the playout policy's.
+        self.merge_interchangeable = merge_interchangeable
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -180,6 +204,14 @@ class SearchStrategy:
         if preferred in candidates:
             candidates.remove(preferred)
             candidates.insert(0, preferred)
+        if self.merge_interchangeable:
+            candidates = one_of_each_kind(world, seat, candidates)
+            if len(candidates) == 1:
+                # A choice among cards that are one: a decision that was clear, so it banks.
+                self.last_worlds, self.last_work = 0, draw_units
+                if self.bank:
+                    self.bank.settle(seat, draw_units)
+                return format_action(candidates[0])
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
         values: list[list[float]] = [[] for _ in candidates]
         alive = list(range(len(candidates)))

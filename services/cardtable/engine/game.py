@@ -152,6 +152,12 @@ class GameState(ABC):
         """
         return None
 
+    def interchangeable_plays(self, seat: int, cards: Sequence[Card]) -> list[list[Card]]:
+        """``cards`` (some the seat may play) grouped into those that are interchangeable for
+        it (:mod:`cardtable.engine.interchangeable`); a game that does not say keeps each
+        alone."""
+        return [[card] for card in cards]
+
     @abstractmethod
     def _why_illegal(self, seat: int, action: Action) -> str | None:
         """Why ``action`` is illegal for ``seat``, once turn and phase are known to fit."""

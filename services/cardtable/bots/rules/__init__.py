@@ -5,6 +5,11 @@ played or shown to everybody), so it gives the same answer on the real state and
 rebuilt from the seat's observation. That lets one set of rules serve both as the ``rules``
 strategy and as the fast playout policy of the ``search`` strategy, which calls it on sampled
 states without going through observations.
+
+:func:`keen_action` is the rule-based player with what a playout gains by: in Hearts it fishes
+for the queen of spades. It is the hard level's playout; the ``rules`` strategy (the easy
+level) and the plain search keep :func:`rules_action`, so the ladder's lower rungs and the
+search it is measured against stay what they were.
 """
 
 from __future__ import annotations
@@ -29,3 +34,11 @@ def rules_action(state: GameState, seat: int) -> Action:
     if isinstance(state, BeloteState):
         return belote.act(state, seat)
     raise ValueError(f"no rule-based player for {state.spec.title}")
+
+
+def keen_action(state: GameState, seat: int) -> Action:
+    """:func:`rules_action`, but in Hearts leading low spades to flush the queen
+    (:func:`cardtable.bots.rules.hearts.act_keen`)."""
+    if isinstance(state, HeartsState):
+        return hearts.act_keen(state, seat)
+    return rules_action(state, seat)

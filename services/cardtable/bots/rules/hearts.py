@@ -63,11 +63,12 @@ def choose_pass(state: HeartsState, seat: int) -> Action:
     return pass_cards(ranked[:PASS_SIZE])
 
 
-def choose_play(state: HeartsState, seat: int) -> Action:
+def choose_play(state: HeartsState, seat: int, fish_for_queen: bool = False) -> Action:
     legal = [action.card for action in state.legal_actions(seat)]
     if len(legal) == 1:
         return PLAY[legal[0]]
-    return PLAY[card_then(state, seat, state.hands[seat], legal, state.trick, state.tricks)]
+    hand, trick, tricks = state.hands[seat], state.trick, state.tricks
+    return PLAY[card_then(state, seat, hand, legal, trick, tricks, fish_for_queen=fish_for_queen)]
 
 
 def card_then(
@@ -77,16 +78,18 @@ def card_then(
     legal: Sequence[Card],
     trick: Sequence[Card],
     tricks: FinishedTricks,
+    *,
+    fish_for_queen: bool = False,
 ) -> Card:
     """The card the player of ``seat`` plays with ``hand`` on ``trick`` after the finished
     ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it. It
     ducks under the trick's best card, takes a trick without points high and discards the
-    dangerous cards."""
+    dangerous cards; ``fish_for_queen``: see :func:`act_keen`."""
     queen_out = QUEEN_OF_SPADES not in trick and not any(
         QUEEN_OF_SPADES in cards for _, cards, _ in tricks
     )
     if not trick:
-        return _lead(list(legal), hand, queen_out)
+        return _lead(list(legal), hand, queen_out, fish_for_queen)
     led = SUIT_OF[trick[0]]
     best = max(card for card in trick if SUIT_OF[card] == led)
     if SUIT_OF[legal[0]] == led:
@@ -102,10 +105,14 @@ def card_then(
     return _discard(list(legal), queen_out)
 
 
-def _lead(legal: list[Card], hand: list[Card], queen_out: bool) -> Card:
+def _lead(legal: list[Card], hand: list[Card], queen_out: bool, fish_for_queen: bool) -> Card:
     """The lowest card, keeping away from spades while we hold a high one and the queen is
-    out, and from hearts."""
+    out, and from hearts; fishing, the lowest spade while she is out and we hold no high one."""
     high_spade = any(card in hand for card in (QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES))
+    if fish_for_queen and queen_out and not high_spade:
+        spades = [card for card in legal if SUIT_OF[card] == SPADES]
+        if spades:
+            return min(spades)
 
     def cost(card: Card) -> float:
         suit = SUIT_OF[card]
@@ -138,3 +145,12 @@ def act(state: HeartsState, seat: int) -> Action:
     if state.phase == PASS_PHASE:
         return choose_pass(state, seat)
     return choose_play(state, seat)
+
+
+def act_keen(state: HeartsState, seat: int) -> Action:
+    """:func:`act`, but fishing for the queen: while she is out and the seat holds no spade
+    above the jack, it leads its lowest spade, so that whoever holds her must sooner or later
+    play her on a trick someone else takes, or part with her guards."""
+    if state.phase == PASS_PHASE:
+        return choose_pass(state, seat)
+    return choose_play(state, seat, fish_for_queen=True)

@@ -97,6 +97,7 @@ from cardtable.engine.game import (
     tricks_json,
 )
 from cardtable.engine.games.belote.phases import Phase
+from cardtable.engine.interchangeable import interchangeable_groups, known_to
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -351,6 +352,17 @@ class BeloteState(GameState):
         if self._phase == PLAY_PHASE or self._phase == BID_PHASE:
             return (self.player,)
         return ()
+
+    def interchangeable_plays(self, seat: int, cards: Sequence[Card]) -> list[list[Card]]:
+        """Touching cards in the trick order of this deal's trump with equal points: the
+        plain 9, 8 and 7, the trump 8 and 7."""
+        if self.trump < 0:
+            return super().interchangeable_plays(seat, cards)
+        known = known_to(self.hands[seat], self.tricks)
+        strength, points = STRENGTH[self.trump], POINTS[self.trump]
+        return interchangeable_groups(
+            cards, known, self.deck(), strength.__getitem__, points.__getitem__
+        )
 
     def legal_actions(self, seat: int) -> list[Action]:
         if seat != self.player:

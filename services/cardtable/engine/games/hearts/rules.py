@@ -56,6 +56,7 @@ from cardtable.engine.game import (
     tricks_json,
 )
 from cardtable.engine.games.hearts.phases import Phase
+from cardtable.engine.interchangeable import by_card_number, interchangeable_groups, known_to
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -257,6 +258,14 @@ class HeartsState(GameState):
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
         return playable_cards(hand, self.trick, not self.tricks, self.hearts_broken)
+
+    def interchangeable_plays(self, seat: int, cards: Sequence[Card]) -> list[list[Card]]:
+        """Touching cards of equal points (two hearts, two low spades; never the queen with
+        a neighbour) take the same tricks and the same points."""
+        known = known_to(self.hands[seat], self.tricks)
+        return interchangeable_groups(
+            cards, known, self.deck(), by_card_number, CARD_POINTS.__getitem__
+        )
 
     def playable_in(
         self, hand: list[Card], trick: Sequence[Card], trick_number: int | None = None

@@ -73,6 +73,12 @@ from cardtable.engine.game import (
     tricks_json,
 )
 from cardtable.engine.games.three_five_eight.phases import Phase
+from cardtable.engine.interchangeable import (
+    by_card_number,
+    interchangeable_groups,
+    known_to,
+    no_points,
+)
 from cardtable.engine.snapshot import (
     cards_from_json,
     cards_json,
@@ -315,6 +321,11 @@ class ThreeFiveEightState(GameState):
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
         return self.playable_in(hand, self.trick)
+
+    def interchangeable_plays(self, seat: int, cards: Sequence[Card]) -> list[list[Card]]:
+        """Only tricks count, so cards with nothing between them another seat may hold are one."""
+        known = known_to(self.hands[seat], self.tricks)
+        return interchangeable_groups(cards, known, self.deck(), by_card_number, no_points)
 
     def playable_in(
         self, hand: list[Card], trick: Sequence[Card], trick_number: int | None = None
