@@ -12,8 +12,12 @@ import pytest
 
 from cardtable.bots.search import SearchStrategy
 from cardtable.bots.strategy import RandomStrategy
+from cardtable.engine.actions import PLAY
+from cardtable.engine.cards import parse_cards
 from cardtable.engine.game import GameState
+from cardtable_tools import player_spec
 from cardtable_tools.bench import search_regret
+from tests.engine.test_hearts import SPLIT_HANDS, no_pass_deal, play_cards
 
 #: Positions and every move's value at each.
 Weighed = tuple[list[GameState], list[dict[str, float]]]
@@ -78,6 +82,16 @@ def test_the_command_prints_one_report(capsys: pytest.CaptureFixture[str]) -> No
     assert report["players"]["easy"]["regret"] >= 0
 
 
+def test_interchangeable_cards_share_their_mean_in_the_oracle() -> None:
+    state = no_pass_deal(SPLIT_HANDS)
+    play_cards(state, "2C AC 2D 2S")  # seat 3 now holds every spade but the two
+    spades = parse_cards("10S JS QS KS")
+    values = {PLAY[card]: value for card, value in zip(spades, [1.0, 3.0, -5.0, 0.5], strict=True)}
+    evened = search_regret.as_one_move(state, values)
+    # The ten and jack are one move; the queen and the king each stand alone.
+    assert [evened[PLAY[card]] for card in spades] == [2.0, 2.0, -5.0, 0.5]
+
+
 def test_the_docstring_examples_hold() -> None:
-    results = doctest.testmod(search_regret)
+    results = doctest.testmod(player_spec)
     assert results.attempted > 0 and results.failed == 0

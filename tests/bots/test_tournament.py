@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import doctest
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 from cardtable.bots.search import SearchStrategy
 from cardtable.cli.main import main
 from cardtable_tools import tournament
+from cardtable_tools.commands import tournament as tournament_command
 from cardtable_tools.commands.tournament import tournament_estimate
 from cardtable_tools.tournament import (
     _line_up,
@@ -74,6 +76,41 @@ def test_a_level_plays_at_the_budget_given_it_as_run_tournament_would(
     for refused in ("easy=5", "hard=0", "hard=fast", "search=5"):
         assert main([*args[:-3], "--level-budget", refused]) == 2
         assert "--level-budget" in capsys.readouterr().err
+
+
+def test_a_variant_seat_plays_its_base_with_the_options_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--variant plain=hard:playout=rules`` seats hard with the plain playout beside hard,
+    at hard's seated budget: the run a function call with those options makes."""
+    args = ["tournament", "--game", "hearts", "--seats", "hard,plain,hard,plain",
+            "--games", "4", "--seed", "3", "--option", "quick=true", "--workers", "1",
+            "--level-budget", "hard=2", "--variant", "plain=hard:playout=rules",
+            "--json"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    expected = run_tournament(
+        "hearts",
+        ["hard", "plain", "hard", "plain"],
+        4,
+        seed=3,
+        options={"quick": "true"},
+        strategy_options={
+            "hard": {"budget_ms": 2.0},
+            "plain": {"budget_ms": 2.0, "playout": "rules", "variant_of": "hard"},
+        },
+    )
+    assert report["ladder"] == expected["ladder"]
+    for name in ("hard", "plain"):
+        assert report[name] == expected[name]
+    variant = {"plain": {"playout": "rules", "variant_of": "hard"}}
+    strategies = _line_up("hearts", ["hard", "plain", "hard", "plain"], None, variant)[2]
+    plain = strategies["plain"]
+    assert isinstance(plain, SearchStrategy)
+    assert (plain.playout, plain.adaptive, plain.budget_ms) == ("rules", True, 100.0)
+    for refused in ("hard=hard:playout=rules", "plain=nobody", "plain"):
+        assert main([*args[:-3], "--variant", refused]) == 2
+        assert "--variant" in capsys.readouterr().err
 
 
 def test_table_output_and_refusals(capsys: pytest.CaptureFixture[str]) -> None:
@@ -279,3 +316,8 @@ def test_the_estimate_follows_how_fast_this_machine_does_the_searchs_work(
     )
     # the thinking, most of a game, scales with the machine's speed
     assert estimate(100.0) > 20 * estimate(1.0)
+
+
+def test_the_command_line_examples_hold() -> None:
+    results = doctest.testmod(tournament_command)
+    assert results.attempted > 0 and results.failed == 0

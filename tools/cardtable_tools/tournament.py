@@ -164,6 +164,11 @@ def tournament_games(games: int, players: int) -> int:
     return max(1, math.ceil(games / players)) * players
 
 
+#: In a seat's options, the strategy or level a variant seat plays (``--variant``): a name of
+#: its own for a level with an option changed, so that the two sit at one table.
+VARIANT_OF = "variant_of"
+
+
 def _line_up(
     game: str,
     seats: Sequence[str],
@@ -181,8 +186,15 @@ def _line_up(
     spec.new_game(len(names), options, 0)  # checks the player count and the options early
     _check_teams_hold_one_strategy(spec, names)
     per_name = strategy_options or {}
-    strategies = {name: strategy_by_name(name, **per_name.get(name, {})) for name in set(names)}
+    strategies = {name: _strategy(name, per_name.get(name, {})) for name in set(names)}
     return spec, names, strategies
+
+
+def _strategy(name: str, options: Mapping[str, Any]) -> Strategy:
+    """The strategy seated as ``name``: a strategy or level by that name, or the one a variant
+    seat names in its options (:data:`VARIANT_OF`), made with the rest of them."""
+    chosen = dict(options)
+    return strategy_by_name(str(chosen.pop(VARIANT_OF, name)), **chosen)
 
 
 def _check_teams_hold_one_strategy(spec: GameSpec, names: Sequence[str]) -> None:

@@ -7,7 +7,8 @@ A tournament takes an hour a game to see a difference of a few points; this take
 It takes positions (where the seat has a choice of cards) from games the rule-based player
 plays, and for each weighs every legal move over ``--oracle-worlds`` worlds drawn as hard draws
 them, each played out as the search plays them out: that is the objective every search
-configuration estimates, known almost exactly. A player's *regret* at a position is the best
+configuration estimates, known almost exactly (interchangeable cards share their mean: the
+game cannot tell them apart). A player's *regret* at a position is the best
 move's value minus the value of the move it chose, in the game's points; its mean over the
 positions (each played with ``--seeds`` rngs) shows how much of the objective a budget's noise
 costs, and the work it spent a move. Players keep their state from one position to the next,
@@ -27,7 +28,6 @@ import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cardtable.bots.beliefs import WorldSampler
 from cardtable.bots.determinize import sample_placement
@@ -37,10 +37,11 @@ from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.rules import rules_action
 from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy, evaluate, rules_policy
 from cardtable.bots.strategy import Strategy
-from cardtable.engine.actions import format_action, parse_action
+from cardtable.engine.actions import PLAY, PLAY_CARD, Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
+from cardtable_tools.player_spec import parse_player
 
 #: Chance that a position with a choice of cards is taken: spreads them over the deal.
 TAKE_CHANCE = 0.12
@@ -80,7 +81,25 @@ def move_values(state: GameState, worlds: int, rng: random.Random) -> dict[str, 
         world = sampler.draw(rng)
         for index, move in enumerate(moves):
             totals[index] += evaluate(world, seat, move, rules_policy, rng, plan_game=True)[0]
-    return {format_action(move): total / worlds for move, total in zip(moves, totals, strict=True)}
+    means = {move: total / worlds for move, total in zip(moves, totals, strict=True)}
+    return {format_action(move): value for move, value in as_one_move(state, means).items()}
+
+
+def as_one_move(state: GameState, values: Mapping[Action, float]) -> dict[Action, float]:
+    """Each group of interchangeable cards (:mod:`cardtable.engine.interchangeable`) at the
+    group's mean value: in the game they are one move, and what parts them in the playouts is
+    the rule-based player's choices among its other cards, which would otherwise count as the
+    regret of the player that weighs one card of the group."""
+    moves = list(values)
+    if any(move.kind != PLAY_CARD for move in moves):
+        return dict(values)
+    seat = state.to_act()[0]
+    evened = dict(values)
+    for group in state.interchangeable_plays(seat, [move.card for move in moves]):
+        mean = statistics.fmean(values[PLAY[card]] for card in group)
+        for card in group:
+            evened[PLAY[card]] = mean
+    return evened
 
 
 @dataclass
@@ -117,27 +136,6 @@ def measure_regret(
             work = player.last_work if isinstance(player, SearchStrategy) else 0
             regret.work_ms.append(work / WORK_UNITS_PER_MS)
     return regret
-
-
-def parse_player(text: str) -> tuple[str, dict[str, Any]]:
-    """``name`` or ``name:key=value,key=value`` (numbers and true/false are read as such).
-
-    >>> parse_player("hard:budget_ms=50,adaptive=false")
-    ('hard', {'budget_ms': 50.0, 'adaptive': False})
-    """
-    name, _, rest = text.partition(":")
-    options: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
-        lowered = value.strip().lower()
-        if lowered in ("true", "false"):
-            options[key.strip()] = lowered == "true"
-        else:
-            try:
-                options[key.strip()] = float(value)
-            except ValueError:
-                options[key.strip()] = value.strip()
-    return name.strip(), options
 
 
 def main(argv: list[str] | None = None) -> None:

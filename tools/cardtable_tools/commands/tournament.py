@@ -31,6 +31,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     try:
         strategy_options = budget_options(args.budget_ms, args.level_budget)
+        strategy_options.update(variant_options(args.variant, strategy_options))
         per_game = estimate_game_seconds(
             args.game, seats, args.seed, options=options, strategy_options=strategy_options
         )
@@ -100,6 +101,35 @@ def budget_options(search_ms: float, level_budgets: list[str]) -> dict[str, dict
     return options
 
 
+def variant_options(
+    variants: list[str], seated: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The options of each ``--variant NAME=PLAYER`` seat: ``PLAYER`` is a strategy or level
+    with options (``hard:playout=rules``), on top of what its base is seated with (its budget).
+
+    >>> variant_options(["plain=hard:playout=rules"], {"hard": {"budget_ms": 20.0}})
+    {'plain': {'budget_ms': 20.0, 'playout': 'rules', 'variant_of': 'hard'}}
+    """
+    from cardtable_tools.player_spec import parse_player
+    from cardtable_tools.tournament import VARIANT_OF
+
+    options: dict[str, dict[str, Any]] = {}
+    for text in variants:
+        name, separator, player = text.partition("=")
+        name = name.strip().lower()
+        base, own = parse_player(player.strip().lower())
+        if not separator or not name or not base:
+            raise ValueError(
+                f"--variant {text!r}: write NAME=PLAYER, e.g. plain=hard:playout=rules"
+            )
+        if name in BOT_STRATEGY_NAMES or base not in BOT_STRATEGY_NAMES:
+            raise ValueError(
+                f"--variant {text!r}: a new name for one of {', '.join(BOT_STRATEGY_NAMES)}"
+            )
+        options[name] = {**seated.get(base, {}), **own, VARIANT_OF: base}
+    return options
+
+
 def ladder_table(report: dict[str, Any]) -> Table:
     """The strength ladder: the strategies from the strongest down, with their figures."""
     table = Table(title=f"{report['game']}: {report['games']} games, {report['boards']} boards")
@@ -165,6 +195,14 @@ def register(commands: Subcommands) -> None:
         default=[],
         metavar="LEVEL=MS",
         help="play a searching level at another budget, e.g. hard=50 (repeatable)",
+    )
+    tour.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=PLAYER",
+        help="seat NAME plays a strategy or level with options, e.g. plain=hard:playout=rules "
+        "(repeatable)",
     )
     tour.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     tour.add_argument(
