@@ -118,6 +118,13 @@ def evaluate(
     return value, applied
 
 
+def in_game(option: bool | Collection[str], game: str) -> bool:
+    """Whether an option given for every game (a bool) or for those named is on in ``game``."""
+    if isinstance(option, bool):
+        return option
+    return game in option
+
+
 def one_of_each_kind(world: GameState, seat: int, candidates: list[Action]) -> list[Action]:
     """The first of each group of interchangeable card plays among ``candidates``, in their
     order; other actions (bids, passes) as they are."""
@@ -145,7 +152,7 @@ class SearchStrategy:
         playout: str = "rules",
         set_candidates: int = DEFAULT_SET_CANDIDATES,
         weigh_worlds: bool | Collection[str] = False,
-        plan_game: bool = False,
+        plan_game: bool | Collection[str] = False,
         adaptive: bool = False,
         merge_interchangeable: bool = False,
     ) -> None:
@@ -163,7 +170,8 @@ class SearchStrategy:
         #: Draw worlds in proportion to how well they explain the others' bids and contracts
         #: (:mod:`cardtable.bots.beliefs`), not uniformly: in every game, or in those named.
         self.weigh_worlds = weigh_worlds
-        #: Value a deal's end for the rest of the game too (:mod:`cardtable.bots.outlook`).
+        #: Value a deal's end for the rest of the game too (:mod:`cardtable.bots.outlook`): in
+        #: every game, or in those named.
         self.plan_game = plan_game
         #: Drop candidates once clearly behind (:mod:`cardtable.bots.racing`) and keep what a
         #: clear move leaves of its budget for the seat's close ones (:mod:`cardtable.bots.budget`):
@@ -188,7 +196,11 @@ class SearchStrategy:
         hidden = hidden_cards(view)
         game = str(view["game"])
         sampler = WorldSampler(
-            view, hidden, sample_placement, game_spec(game).direction, self._weighs_in(game)
+            view,
+            hidden,
+            sample_placement,
+            game_spec(game).direction,
+            in_game(self.weigh_worlds, game),
         )
         draw_units = sampler.work_per_world
         world = sampler.draw(rng)
@@ -212,6 +224,7 @@ class SearchStrategy:
                 if self.bank:
                     self.bank.settle(seat, draw_units)
                 return format_action(candidates[0])
+        plans = in_game(self.plan_game, game)
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
         values: list[list[float]] = [[] for _ in candidates]
         alive = list(range(len(candidates)))
@@ -219,7 +232,7 @@ class SearchStrategy:
         while True:
             for index in alive:
                 advantage, applied = evaluate(
-                    world, seat, candidates[index], self.policy, rng, self.plan_game
+                    world, seat, candidates[index], self.policy, rng, plans
                 )
                 values[index].append(advantage)
                 work += applied
@@ -239,11 +252,6 @@ class SearchStrategy:
         if self.bank:
             self.bank.settle(seat, work)
         return format_action(candidates[leader(alive, values)])
-
-    def _weighs_in(self, game: str) -> bool:
-        if isinstance(self.weigh_worlds, bool):
-            return self.weigh_worlds
-        return game in self.weigh_worlds
 
     def _set_candidates(self, world: GameState, seat: int, rng: random.Random) -> list[Action]:
         """The rule-based choice of cards, and variants with one card swapped for another."""
