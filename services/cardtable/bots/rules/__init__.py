@@ -6,10 +6,11 @@ rebuilt from the seat's observation. That lets one set of rules serve both as th
 strategy and as the fast playout policy of the ``search`` strategy, which calls it on sampled
 states without going through observations.
 
-:func:`keen_action` is the rule-based player with what a playout gains by: in Hearts it fishes
-for the queen of spades. It is the hard level's playout; the ``rules`` strategy (the easy
-level) and the plain search keep :func:`rules_action`, so the ladder's lower rungs and the
-search it is measured against stay what they were.
+:func:`keen_action` is the rule-based player with one habit of stronger players, which makes
+playouts closer to real play: in Hearts it fishes for the queen of spades. It is the hard
+level's playout; the ``rules`` strategy (the easy level) and the plain search keep
+:func:`rules_action`, so the ladder's lower rungs and the search it is measured against stay
+what they were.
 """
 
 from __future__ import annotations
