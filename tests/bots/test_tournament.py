@@ -24,6 +24,7 @@ from cardtable_tools.tournament import (
     confidence_interval,
     estimate_game_seconds,
     game_advantages,
+    play_board,
     run_tournament,
     strength_ladder,
     win_shares,
@@ -129,6 +130,24 @@ def test_every_strategy_plays_every_seat_on_the_same_cards() -> None:
     assert report["games"] == 3 and report["boards"] == 1
     # Two strategies: each one's advantage is the other's loss.
     assert report["rules"]["advantage"] == pytest.approx(-report["random"]["advantage"])
+
+
+def test_a_rotation_repeating_a_seating_gives_way_to_a_new_board() -> None:
+    """``a,b,a,b`` turned by two seats ``a`` on the same hands again: a board plays the two
+    seatings, the same games as the first two of every rotation, and a tournament of as many
+    games deals twice as many boards (the ``--every-rotation`` tournament: the old one)."""
+    seats = ["rules", "random", "rules", "random"]
+    options = {"quick": "true"}
+    distinct = play_board("hearts", seats, 4, 0, options)
+    every = play_board("hearts", seats, 4, 0, options, every_rotation=True)
+    assert [seating for seating, _, _ in every] == [tuple(seats), tuple(seats[1:] + seats[:1])] * 2
+    assert distinct == every[:2]
+    for every_rotation, boards in ((False, 4), (True, 2)):
+        report = run_tournament("hearts", seats, 8, 4, options=options,
+                                every_rotation=every_rotation)  # fmt: skip
+        assert (report["games"], report["boards"]) == (8, boards)
+    three = play_board("358", ["rules", "random", "random"], 4, 0)
+    assert len(three) == 3  # every rotation of a,b,b is a seating of its own
 
 
 def test_advantage_is_oriented_and_wins_are_shared() -> None:

@@ -3,7 +3,9 @@
 Luck of the cards dwarfs skill in a handful of games, so the games are played in *boards*: a
 board is one sequence of deals (one deck order per deal, and the first dealer) played once per
 rotation of the strategies round the seats. Every strategy thus plays every seat on the same
-cards, and what differs between the games of a board is who played them.
+cards, and what differs between the games of a board is who played them. A rotation that
+repeats an earlier one's seating (``a,b,a,b`` turned by two) is skipped unless asked for: it
+would replay the same cards in the same hands, so a new board's cards tell more than it does.
 
 A strategy's result in a game is its *advantage*: the mean final score of its seats minus the
 mean of the other seats, oriented so that positive is better (Hearts scores count against).
@@ -155,13 +157,34 @@ def win_shares(
     }
 
 
-def tournament_games(games: int, players: int) -> int:
-    """The games a tournament of about ``games`` plays: whole boards of ``players`` games.
+def tournament_games(games: int, per_board: int) -> int:
+    """The games a tournament of about ``games`` plays: whole boards of ``per_board`` games.
 
-    >>> tournament_games(38, 4), tournament_games(0, 3)
-    (40, 3)
+    >>> tournament_games(38, 4), tournament_games(0, 3), tournament_games(39, 2)
+    (40, 3, 40)
     """
-    return max(1, math.ceil(games / players)) * players
+    return max(1, math.ceil(games / per_board)) * per_board
+
+
+def board_seatings(
+    names: Sequence[str], every_rotation: bool = False
+) -> list[tuple[int, tuple[str, ...]]]:
+    """A board's games: each rotation's number and the strategy at each seat, the strategies
+    moved one seat on per rotation; a seating an earlier rotation gave is left out unless
+    ``every_rotation``.
+
+    >>> board_seatings(["a", "b", "a", "b"])
+    [(0, ('a', 'b', 'a', 'b')), (1, ('b', 'a', 'b', 'a'))]
+    >>> len(board_seatings(["a", "b", "a", "b"], every_rotation=True))
+    4
+    """
+    players = len(names)
+    played: list[tuple[int, tuple[str, ...]]] = []
+    for rotation in range(players):
+        seating = tuple(names[(seat - rotation) % players] for seat in range(players))
+        if every_rotation or all(seating != earlier for _, earlier in played):
+            played.append((rotation, seating))
+    return played
 
 
 #: In a seat's options, the strategy or level a variant seat plays (``--variant``): a name of
@@ -326,8 +349,10 @@ def play_board(
     board_number: int,
     options: Mapping[str, Any] | None = None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
+    every_rotation: bool = False,
 ) -> list[BoardGame]:
-    """Every rotation of ``names`` round the seats on board ``board_number``'s cards.
+    """The rotations of ``names`` round the seats (:func:`board_seatings`) on board
+    ``board_number``'s cards.
 
     A function of its arguments alone (the strategies are made afresh), so that any process
     can play any board and give the same games.
@@ -336,8 +361,7 @@ def play_board(
     players = len(names)
     board = Board(spec, players, f"{seed}/{board_number}")
     played = []
-    for rotation in range(players):
-        seating = tuple(names[(seat - rotation) % players] for seat in range(players))
+    for rotation, seating in board_seatings(names, every_rotation):
         rngs = [
             random.Random(f"{seed}/{board_number}/{rotation}/{seat}") for seat in range(players)
         ]
@@ -381,11 +405,13 @@ def _boards_played(
     workers: int,
     options: Mapping[str, Any] | None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None,
+    every_rotation: bool,
 ) -> Iterator[list[BoardGame]]:
     """Each board's games, in board order; played by ``workers`` processes if more than one."""
+    board_args = (options, strategy_options, every_rotation)
     if workers <= 1 or boards <= 1:
         for number in range(boards):
-            yield play_board(game, names, seed, number, options, strategy_options)
+            yield play_board(game, names, seed, number, *board_args)
         return
     # spawn, not fork: a forked copy of a process holding gRPC or other threads can deadlock,
     # and a board needs nothing of the parent's but its arguments.
@@ -397,7 +423,7 @@ def _boards_played(
         initargs=(os.getpid(),),
     ) as pool:
         futures = [
-            pool.submit(play_board, game, names, seed, number, options, strategy_options)
+            pool.submit(play_board, game, names, seed, number, *board_args)
             for number in range(boards)
         ]
         for future in futures:
@@ -414,11 +440,13 @@ def run_tournament(
     strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
+    every_rotation: bool = False,
 ) -> dict[str, Any]:
     """Play about ``games`` games (rounded up to whole boards) and report each strategy.
 
     ``seats`` names the strategy at each seat for the first rotation; the other rotations
-    move every strategy one seat on. The report holds, per strategy, ``mean_score`` (its
+    move every strategy one seat on, those repeating a seating left out unless
+    ``every_rotation`` (:func:`board_seatings`). The report holds, per strategy, ``mean_score`` (its
     seats' mean final total), ``win_rate`` (how often one of its seats wins), ``advantage`` (mean
     advantage per game) and ``ci95`` (that advantage's 95% interval); ``ladder``, the
     strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
@@ -427,13 +455,16 @@ def run_tournament(
     """
     spec, names, _ = _line_up(game, seats, options, strategy_options)
     players = len(names)
-    total_games = tournament_games(games, players)
-    boards = total_games // players
+    per_board = len(board_seatings(names, every_rotation))
+    total_games = tournament_games(games, per_board)
+    boards = total_games // per_board
     workers = max(1, min(workers, boards))
     stats = {name: StrategyStats() for name in set(names)}
     started = time.perf_counter()
     done = 0
-    played = _boards_played(game, names, seed, boards, workers, options, strategy_options)
+    played = _boards_played(
+        game, names, seed, boards, workers, options, strategy_options, every_rotation
+    )
     for board_games in played:
         advantages: dict[str, list[float]] = {name: [] for name in stats}
         for seating, totals, places in board_games:

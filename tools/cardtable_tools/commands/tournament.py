@@ -20,6 +20,7 @@ from cardtable.engine.registry import GAMES
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     from cardtable_tools.tournament import (
+        board_seatings,
         default_workers,
         estimate_game_seconds,
         run_tournament,
@@ -27,7 +28,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     )
 
     console = report_console()
-    seats = [name.strip() for name in args.seats.split(",") if name.strip()]
+    seats = [name.strip().lower() for name in args.seats.split(",") if name.strip()]
     options = parse_options(args.option)
     try:
         strategy_options = budget_options(args.budget_ms, args.level_budget)
@@ -35,10 +36,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         per_game = estimate_game_seconds(
             args.game, seats, args.seed, options=options, strategy_options=strategy_options
         )
-        games = tournament_games(args.games, len(seats))
+        per_board = len(board_seatings(seats, args.every_rotation))
+        games = tournament_games(args.games, per_board)
         workers = args.workers or default_workers()
         # Boards are what the processes share out: no more of them at work than boards.
-        at_once = max(1, min(workers, games // max(len(seats), 1)))
+        at_once = max(1, min(workers, games // per_board))
         console.print(tournament_estimate(games, per_game / at_once))
         with WorkProgress("tournament", console, unit="games") as progress:
             progress.start(games)
@@ -51,6 +53,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 strategy_options=strategy_options,
                 progress=progress.update,
                 workers=workers,
+                every_rotation=args.every_rotation,
             )
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
@@ -181,7 +184,12 @@ def register(commands: Subcommands) -> None:
         required=True,
         help=f"a strategy or level per seat: {', '.join(BOT_STRATEGY_NAMES)}",
     )
-    tour.add_argument("--games", type=int, default=100, help="rounded up to whole rotations")
+    tour.add_argument("--games", type=int, default=100, help="rounded up to whole boards")
+    tour.add_argument(
+        "--every-rotation",
+        action="store_true",
+        help="play a board's rotations that repeat a seating too (a,b,a,b turned by two)",
+    )
     tour.add_argument("--seed", type=int, default=1)
     tour.add_argument(
         "--budget-ms",
