@@ -16,7 +16,12 @@ import pytest
 from cardtable.bots.determinize import sample_placement, sample_world
 from cardtable.engine.actions import parse_action
 from cardtable.engine.cards import SUIT_OF, Card, parse_card, parse_cards
-from cardtable.engine.determinize import HiddenCards, hidden_cards, state_from_view
+from cardtable.engine.determinize import (
+    HiddenCards,
+    WorldBuilder,
+    hidden_cards,
+    state_from_view,
+)
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.game import GameState
 from cardtable.engine.games.belote.rules import BELOTE, DECK
@@ -121,6 +126,34 @@ def test_drawn_deals_respect_the_view(table: tuple[str, int, dict[str, Any]]) ->
                 assert not set(cards) & hidden.excluded[place]
             check_world(state, seat, state_from_view(observation, placement))
     assert excluded > 0, "no position showed any limit: the test saw too little play"
+
+
+@pytest.mark.parametrize("table", TABLES, ids=table_id)
+def test_worlds_refilled_from_one_are_the_states_the_loader_builds(
+    table: tuple[str, int, dict[str, Any]],
+) -> None:
+    """A builder loads its first world and copies it for the others, refilling the hidden
+    places; each copy must equal, field by field, the state loaded from its own snapshot, in
+    every phase, or search would play a world that breaks the rules or the view."""
+    game, players, options = table
+    rng = random.Random(5)
+    refilled = 0
+    for state in random_positions(game, players, options, seed=7, count=30, chance=0.1):
+        for seat in range(players):
+            observation = state.observation(seat)
+            builder = WorldBuilder(observation)
+            for _ in range(3):
+                placement = sample_placement(builder.hidden, rng)
+                world = builder.build(placement)
+                loaded = WorldBuilder(observation).build(placement)
+                assert type(world) is type(loaded) and vars(world) == vars(loaded)
+                check_world(state, seat, world)
+                refilled += 1
+            # the worlds handed out are the caller's: changing one changes no later one
+            hand = list(world.hands[seat])
+            world.hands[seat].clear()
+            assert builder.build(placement).hands[seat] == hand
+    assert refilled >= 3 * players * 30
 
 
 def test_belote_a_trump_under_the_best_shows_no_higher_trump() -> None:

@@ -6,14 +6,17 @@ import random
 
 import pytest
 
+from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.rules import keen_action, rules_action
 from cardtable.bots.rules.belote import TAKE_AT, hand_value
 from cardtable.bots.rules.hearts import card_then as hearts_card_then
 from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness_scale
 from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_calibration
+from cardtable.bots.search import PLAYOUT_POLICIES
 from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
 from cardtable.engine.games.hearts.rules import HEARTS, HeartsState
+from cardtable.engine.registry import game_spec
 from tests.bots.positions import random_positions
 from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
 
@@ -153,3 +156,22 @@ def test_keen_play_is_the_rule_based_play_outside_hearts(game: str, players: int
     for state in random_positions(game, players, {}, seed=3, count=40):
         seat = state.to_act()[0]
         assert keen_action(state, seat) == rules_action(state, seat)
+
+
+@pytest.mark.parametrize(
+    ("game", "players"), [("whist", 3), ("whist", 6), ("358", 3), ("belote", 4), ("hearts", 4)]
+)
+def test_every_playout_policy_plays_only_legal_actions(game: str, players: int) -> None:
+    """Playouts apply their policy's actions unchecked (``GameState.apply_trusted``): every
+    policy must choose among the legal actions, in every phase; the checked apply here raises
+    on any other."""
+    for name, policy in PLAYOUT_POLICIES.items():
+        rng = random.Random(name)
+        state = game_spec(game).new_game(players, None, 0)
+        while not state.is_over():
+            if state.needs_deal():
+                state.deal(shuffled_deck(state, rng))
+                continue
+            seat = state.to_act()[0]
+            state.apply(seat, policy(state, seat, rng))
+        assert state.places() is not None

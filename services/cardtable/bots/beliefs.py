@@ -56,7 +56,7 @@ from cardtable.bots.rules import three_five_eight as three_five_eight_rules
 from cardtable.bots.rules import whist as whist_rules
 from cardtable.engine.actions import NAME_TRUMP, TAKE_TRUMP
 from cardtable.engine.cards import SUIT_LETTERS, SUIT_OF, SUITS, Card
-from cardtable.engine.determinize import HiddenCards, state_from_view
+from cardtable.engine.determinize import HiddenCards, WorldBuilder
 from cardtable.engine.game import GameState
 from cardtable.engine.games.belote.rules import PLAYERS, BeloteState
 from cardtable.engine.games.hearts.rules import HeartsState
@@ -82,7 +82,9 @@ PASS_SCALE = 4.0
 BELOTE_BIDDING_CARDS = 5
 #: Worlds drawn for each one kept when there is something to weigh them by.
 CANDIDATES_PER_WORLD = 4
-#: Drawing one world consistent with the observation costs about this many playout actions.
+#: Drawing one world consistent with the observation is charged this many playout actions:
+#: about what loading one costs. A move's later worlds are copies of its first and cost less;
+#: the charge stays, as part of what a budget means.
 WORLD_DRAW_UNITS = 20
 #: Chance, by game, that another seat with two legal cards played the rule-based player's
 #: choice; with ``n`` cards, this to the power ``n - 1``.
@@ -357,6 +359,7 @@ class WorldSampler:
         self.played = played_by_seat(plays, int(observation["players"]))
         self.plays = plays if observation.get("game") in PLAYS_WEIGH else []
         self._others_plays = sum(1 for play in self.plays if play.seat != self.observer)
+        self._builder = WorldBuilder(observation, hidden)
         self._public: GameState | None = None
         self._card_then: CardThen | None = None
 
@@ -397,4 +400,4 @@ class WorldSampler:
         return total
 
     def _world(self, placement: list[list[Card]]) -> GameState:
-        return state_from_view(self.observation, placement, self.hidden)
+        return self._builder.build(placement)

@@ -18,18 +18,19 @@ It is given the observation only, never the real state, so it cannot look at hid
 The budget is counted in work, not in time. ``budget_ms`` is converted once into *work units*
 (:data:`WORK_UNITS_PER_MS`): one unit is one action applied in a playout, and drawing a world
 costs what :attr:`~cardtable.bots.beliefs.WorldSampler.work_per_world` says. The search stops
-after the first world that brings its work to the budget. A wall-clock budget (what this was)
-made the strength depend on the machine's load: on a busy host the same ``budget_ms`` drew
-fewer worlds, so the player got weaker exactly when the service was under pressure, and no two
-runs of a seeded tournament agreed. CPU time
+after the first world that brings its work to the budget. A wall-clock budget would make the
+strength depend on the machine's load: on a busy host the same ``budget_ms`` would draw fewer
+worlds, so the player would get weaker exactly when the service is under pressure, and no two
+runs of a seeded tournament would agree. CPU time
 (``time.process_time``/``thread_time``) would remove most of the load's effect but not all
 (caches and frequency scaling still move it), and it is still not reproducible: two runs draw
 a different number of worlds. Work is both: the same observation, rng and budget give the same
 worlds and the same move on any machine, under any load, in a worker process or not, so a
 seeded tournament reproduces exactly and tests can assert on moves. What it gives up is that
 the wall time of a move now follows the machine (slower when busy); the table's turn timer,
-not the search, is what bounds a seat's wall time. On the calibration machine (a quiet core,
-figures in docs/proving-it.md) a budget of ``budget_ms`` takes about that many milliseconds.
+not the search, is what bounds a seat's wall time. The rate is fixed, so a budget names the
+same work however fast the code gets; ``python -m cardtable_tools.bench.search_speed``
+measures how long that work takes on a machine (figures in docs/proving-it.md).
 
 >>> SearchStrategy(budget_ms=10).work_budget
 1500
@@ -58,9 +59,9 @@ from cardtable.engine.registry import game_spec
 PlayoutPolicy = Callable[[GameState, int, random.Random], Action]
 
 DEFAULT_BUDGET_MS = 200.0
-#: Playout actions per millisecond of one quiet core, measured over the four games with the
-#: rules playout (they differ by about a quarter either way: one rate keeps a budget's meaning
-#: the same in every game at the cost of that spread in its wall time).
+#: Work units a millisecond of budget buys: what one quiet core did with the rules playout
+#: when budgets were sized. Fixed, as it is part of what every level's budget means; one rate
+#: for the four games keeps that meaning the same in each, whatever their speeds.
 WORK_UNITS_PER_MS = 150
 #: For a compound action (pass three, discard four) the rule-based choice and a few variants
 #: of it, one card swapped, are the candidates: listing every combination is out of reach.
@@ -110,7 +111,8 @@ def evaluate(
     applied = 1
     while len(state.deal_scores) == deals:
         actor = state.to_act()[0]
-        state.apply(actor, policy(state, actor, rng))
+        # the policies choose among the legal actions (tests play them through the check)
+        state.apply_trusted(actor, policy(state, actor, rng))
         applied += 1
     value = deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better)
     if plan_game:

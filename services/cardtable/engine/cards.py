@@ -44,6 +44,11 @@ _CARD_TEXTS: tuple[str, ...] = tuple(
 )
 
 
+#: Each card by its canonical short form: the form the engine writes, read back at a look-up's
+#: cost (a searching bot reads every card of every world it draws from its snapshot).
+_CARD_BY_TEXT: dict[str, Card] = {text: card for card, text in enumerate(_CARD_TEXTS)}
+
+
 def make_card(rank: int, suit: int) -> Card:
     """The card of ``rank`` (0 = two .. 12 = ace) in ``suit``."""
     return suit * 13 + rank
@@ -60,6 +65,9 @@ def parse_suit(text: str) -> int:
 
 def parse_card(text: str) -> Card:
     """A card from its short form; ``T`` is accepted for ten and case does not matter."""
+    card = _CARD_BY_TEXT.get(text)
+    if card is not None:
+        return card
     cleaned = text.strip().upper()
     if len(cleaned) < 2:
         raise InvalidInput(f"unknown card {text!r}: write rank then suit, like AS or 10H")

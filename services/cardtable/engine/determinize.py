@@ -18,6 +18,10 @@ draws anything):
 2. :func:`state_from_view` takes one placement of the unseen cards (one list per place) and
    builds the complete state through the game's own snapshot loader, which checks every rule of
    consistency. The result agrees with the observation in everything the seat can see.
+   A :class:`WorldBuilder` does the same for many placements of one observation: the first
+   through the loader, the others as copies of it with the hidden places refilled
+   (:meth:`~cardtable.engine.game.GameState.with_hidden_cards`), the same states for a
+   fraction of the work.
 
 What is hidden where is game-specific: each game's ``view.py`` says it (a
 :class:`~cardtable.engine.hidden.GameView`), found through the game's registered definition.
@@ -46,7 +50,7 @@ from cardtable.engine.game import GameState
 from cardtable.engine.hidden import HiddenCards
 from cardtable.engine.registry import DEFINITIONS
 
-__all__ = ["HiddenCards", "hidden_cards", "state_from_view"]
+__all__ = ["HiddenCards", "WorldBuilder", "hidden_cards", "state_from_view"]
 
 
 def _full_places(hidden: HiddenCards, placement: Sequence[Sequence[Card]]) -> list[list[Card]]:
@@ -82,14 +86,43 @@ def state_from_view(
     the engine's snapshot checks reject a placement that breaks the rules. ``hidden`` is
     :func:`hidden_cards` of the same observation, if the caller has it already.
     """
-    game = _game(observation)
-    view = game.view
-    if hidden is None:
-        hidden = view.hidden(observation)
+    return WorldBuilder(observation, hidden).build(placement)
+
+
+def _checked_places(hidden: HiddenCards, placement: Sequence[Sequence[Card]]) -> list[list[Card]]:
+    """Every place's cards, known and placed, once the placement is found to fit."""
     places = _full_places(hidden, placement)
     for index, cards in enumerate(placement):
         if len(cards) != hidden.counts[index]:
             raise InvalidInput(f"place {hidden.places[index]} holds {hidden.counts[index]} cards")
         if any(card in hidden.excluded[index] for card in cards):
             raise InvalidInput(f"place {hidden.places[index]} cannot hold one of those cards")
-    return game.spec.state_type.from_snapshot(view.snapshot(observation, places))
+    return places
+
+
+class WorldBuilder:
+    """Whole states of one observation, one per placement of its unseen cards.
+
+    The first is loaded from its snapshot, every rule checked; the others are copies of it
+    with the hidden places refilled: the snapshot of a placement differs from another's only
+    in those places, and each placement is checked to fit them (counts, exclusions), so the
+    copies are the states the loader would build (a test compares them field by field).
+    """
+
+    def __init__(self, observation: Mapping[str, Any], hidden: HiddenCards | None = None) -> None:
+        self.observation = observation
+        self.game = _game(observation)
+        self.hidden = self.game.view.hidden(observation) if hidden is None else hidden
+        self._template: GameState | None = None
+
+    def build(self, placement: Sequence[Sequence[Card]]) -> GameState:
+        """The whole state the observation shows, with ``placement[i]`` in place ``i``."""
+        places = _checked_places(self.hidden, placement)
+        snapshot = self.game.view.snapshot(self.observation, places)
+        if self._template is None:
+            self._template = self.game.spec.state_type.from_snapshot(snapshot)
+            return self._template.clone()
+        world = self._template.with_hidden_cards(snapshot["state"])
+        if world is None:
+            return self.game.spec.state_type.from_snapshot(snapshot)
+        return world

@@ -186,6 +186,12 @@ class GameState(ABC):
             raise IllegalAction(reason)
         return self._apply(seat, action)
 
+    def apply_trusted(self, seat: int, action: Action) -> list[Fact]:
+        """Apply an action its caller chose among :meth:`legal_actions` for the seat to act,
+        unchecked: for a search's playouts on its own copies, where the check is a tenth of
+        the cost. Anything that comes from outside goes through :meth:`apply`."""
+        return self._apply(seat, action)
+
     # -- results ---------------------------------------------------------------------------
     def is_over(self) -> bool:
         return self.over
@@ -347,6 +353,18 @@ class GameState(ABC):
     @abstractmethod
     def _load_snapshot(self, data: Mapping[str, Any]) -> None:
         """Set the game's own fields from a snapshot and check the game's invariants."""
+
+    def with_hidden_cards(self, data: Mapping[str, Any]) -> Self | None:
+        """A copy of this state with the cards of the places a seat may not see (hands, a
+        stock, a talon) read from ``data``, a snapshot's game fields; everything else kept.
+
+        For search, which builds many worlds of one observation that differ only there: a
+        copy costs a fraction of :meth:`from_snapshot`. The caller vouches that ``data``
+        differs from this state's snapshot in those places alone and holds as many cards in
+        each (:class:`cardtable.engine.determinize.WorldBuilder` checks both). ``None`` for
+        a game that does not say which places those are: load the whole snapshot.
+        """
+        return None
 
 
 def trick_json(

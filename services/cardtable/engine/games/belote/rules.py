@@ -679,11 +679,7 @@ class BeloteState(GameState):
             return
         if self.deal_number == 0:
             raise inconsistent("no deal has been dealt yet")
-        hands_data = read_list(data, "hands", PLAYERS)
-        if len(hands_data) != PLAYERS:
-            raise inconsistent("Belote has four hands")
-        self.hands = [sorted(cards_from_json(hand, "hands", HAND_SIZE)) for hand in hands_data]
-        self.stock = read_cards(data, "stock", len(DECK) - TURNED_INDEX - 1)
+        self._load_hidden_places(data)
         turned = require(data, "turned_card")
         if not isinstance(turned, str):
             raise InvalidInput("snapshot field 'turned_card' must be a card")
@@ -704,6 +700,22 @@ class BeloteState(GameState):
             self._check_bidding()
         else:
             self._check_play()
+
+    def _load_hidden_places(self, data: Mapping[str, Any]) -> None:
+        """The hands and the stock: what a seat may not see."""
+        hands_data = read_list(data, "hands", PLAYERS)
+        if len(hands_data) != PLAYERS:
+            raise inconsistent("Belote has four hands")
+        self.hands = [sorted(cards_from_json(hand, "hands", HAND_SIZE)) for hand in hands_data]
+        self.stock = read_cards(data, "stock", len(DECK) - TURNED_INDEX - 1)
+
+    def with_hidden_cards(self, data: Mapping[str, Any]) -> BeloteState:
+        """The hands and the stock, and who holds the belote, which the hands decide."""
+        other = self.clone()
+        other._load_hidden_places(data)
+        if other._phase == PLAY_PHASE:
+            other.belote_seat = other._belote_holder()
+        return other
 
     def _check_scores(self, phase: str) -> None:
         """Both members of a team score alike; one row per finished deal; the end is right."""

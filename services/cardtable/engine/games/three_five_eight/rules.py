@@ -669,19 +669,7 @@ class ThreeFiveEightState(GameState):
         if (self._phase == OVER_PHASE) != self.over:
             raise inconsistent("the phase and the end of the game disagree")
         last = PLAYERS - 1
-        hands_data = read_list(data, "hands", PLAYERS)
-        first_data = read_list(data, "first_cards", PLAYERS)
-        if len(hands_data) != PLAYERS or len(first_data) != PLAYERS:
-            raise inconsistent("3-5-8 keeps three hands")
-        self.hands = [
-            sorted(cards_from_json(hand, "hands", HAND_SIZE + TALON_SIZE)) for hand in hands_data
-        ]
-        self.first_cards = [
-            tuple(sorted(cards_from_json(cards, "first_cards", FIRST_CARDS)))
-            for cards in first_data
-        ]
-        self.talon = tuple(read_cards(data, "talon", TALON_SIZE))
-        self.discarded = tuple(sorted(read_cards(data, "discarded", TALON_SIZE)))
+        self._load_hidden_places(data)
         self.contract = read_str(data, "contract", ("", *CONTRACTS))
         self.trump = TRUMP_OF.get(self.contract, -1)
         used_data = read_list(data, "used_contracts", PLAYERS)
@@ -734,6 +722,28 @@ class ThreeFiveEightState(GameState):
             self.tricks.append((leader, cards, winner))
         self.tricks_won = read_int_list(data, "tricks_won", PLAYERS, 0, HAND_SIZE)
         self._check_invariants()
+
+    def _load_hidden_places(self, data: Mapping[str, Any]) -> None:
+        """The hands (and the first cards dealt of each), the talon and the cards put away:
+        what a seat may not see."""
+        hands_data = read_list(data, "hands", PLAYERS)
+        first_data = read_list(data, "first_cards", PLAYERS)
+        if len(hands_data) != PLAYERS or len(first_data) != PLAYERS:
+            raise inconsistent("3-5-8 keeps three hands")
+        self.hands = [
+            sorted(cards_from_json(hand, "hands", HAND_SIZE + TALON_SIZE)) for hand in hands_data
+        ]
+        self.first_cards = [
+            tuple(sorted(cards_from_json(cards, "first_cards", FIRST_CARDS)))
+            for cards in first_data
+        ]
+        self.talon = tuple(read_cards(data, "talon", TALON_SIZE))
+        self.discarded = tuple(sorted(read_cards(data, "discarded", TALON_SIZE)))
+
+    def with_hidden_cards(self, data: Mapping[str, Any]) -> ThreeFiveEightState:
+        other = self.clone()
+        other._load_hidden_places(data)
+        return other
 
     def _check_invariants(self) -> None:
         """The checks that make a loaded snapshot a state the rules could have reached."""
