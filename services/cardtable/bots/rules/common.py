@@ -61,11 +61,14 @@ def played_cards(
     return played
 
 
+#: ``ABOVE[card]``: the higher cards of its suit, looked up for the playouts' sake.
+ABOVE: tuple[range, ...] = tuple(range(card + 1, SUIT_OF[card] * 13 + 13) for card in range(52))
+
+
 def is_master(card: Card, known: set[Card]) -> bool:
     """Whether no other seat can hold a higher card of its suit: every one is ``known``
     (played, or in our hand)."""
-    top = SUIT_OF[card] * 13 + 12
-    return all(higher in known for higher in range(card + 1, top + 1))
+    return known.issuperset(ABOVE[card])
 
 
 def lowest(cards: Sequence[Card], trump: int) -> Card:
