@@ -364,7 +364,13 @@ class GameState(ABC):
         each (:class:`cardtable.engine.determinize.WorldBuilder` checks both). ``None`` for
         a game that does not say which places those are: load the whole snapshot.
         """
-        return None
+        other = self.clone()
+        return other if other._load_hidden_places(data) else None
+
+    def _load_hidden_places(self, data: Mapping[str, Any]) -> bool:
+        """Read the places a seat may not see from a snapshot's game fields, as the game's
+        loader reads them; ``False`` for a game that does not say which they are."""
+        return False
 
 
 def trick_json(

@@ -701,19 +701,19 @@ class BeloteState(GameState):
         else:
             self._check_play()
 
-    def _load_hidden_places(self, data: Mapping[str, Any]) -> None:
+    def _load_hidden_places(self, data: Mapping[str, Any]) -> bool:
         """The hands and the stock: what a seat may not see."""
         hands_data = read_list(data, "hands", PLAYERS)
         if len(hands_data) != PLAYERS:
             raise inconsistent("Belote has four hands")
         self.hands = [sorted(cards_from_json(hand, "hands", HAND_SIZE)) for hand in hands_data]
         self.stock = read_cards(data, "stock", len(DECK) - TURNED_INDEX - 1)
+        return True
 
-    def with_hidden_cards(self, data: Mapping[str, Any]) -> BeloteState:
+    def with_hidden_cards(self, data: Mapping[str, Any]) -> BeloteState | None:
         """The hands and the stock, and who holds the belote, which the hands decide."""
-        other = self.clone()
-        other._load_hidden_places(data)
-        if other._phase == PLAY_PHASE:
+        other = super().with_hidden_cards(data)
+        if other is not None and other._phase == PLAY_PHASE:
             other.belote_seat = other._belote_holder()
         return other
 

@@ -470,7 +470,7 @@ class HeartsState(GameState):
         self._phase = read_phase(data, "phase", Phase)
         if (self._phase == OVER_PHASE) != self.over:
             raise _inconsistent("the phase and the end of the game disagree")
-        self._load_hands(data)
+        self._load_hidden_places(data)
         self.pass_offset = read_int(data, "pass_offset", 0, 3)
         if self.deal_number and self.pass_offset != PASS_CYCLE[(self.deal_number - 1) % 4]:
             raise _inconsistent("the pass direction does not match the deal number")
@@ -499,17 +499,13 @@ class HeartsState(GameState):
         self.points = read_int_list(data, "points", PLAYERS, 0, MOON_POINTS)
         self._check_invariants()
 
-    def _load_hands(self, data: Mapping[str, Any]) -> None:
+    def _load_hidden_places(self, data: Mapping[str, Any]) -> bool:
+        """Only hands are hidden (another seat's pass is too, but never drawn)."""
         hands_data = read_list(data, "hands", PLAYERS)
         if len(hands_data) != PLAYERS:
             raise _inconsistent("Hearts has four hands")
         self.hands = [sorted(cards_from_json(hand, "hands", HAND_SIZE)) for hand in hands_data]
-
-    def with_hidden_cards(self, data: Mapping[str, Any]) -> HeartsState:
-        """Only hands are hidden (another seat's pass is too, but never drawn)."""
-        other = self.clone()
-        other._load_hands(data)
-        return other
+        return True
 
     def _check_invariants(self) -> None:
         if self._phase in (DEAL_PHASE, OVER_PHASE):

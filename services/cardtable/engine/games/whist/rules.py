@@ -451,7 +451,7 @@ class WhistState(GameState):
         self._check_deal_counts()
         self.cards_each = self.deal_sizes[self.deal_number - 1] if self.deal_number else 0
         self._load_streaks()
-        self._load_hands(data)
+        self._load_hidden_places(data)
         turned_up = require(data, "turned_up")
         if turned_up is not None and not isinstance(turned_up, str):
             raise InvalidInput("snapshot field 'turned_up' must be a card or null")
@@ -467,18 +467,14 @@ class WhistState(GameState):
         self._load_tricks(read_list(data, "tricks", self.cards_each))
         self._check_invariants()
 
-    def _load_hands(self, data: Mapping[str, Any]) -> None:
+    def _load_hidden_places(self, data: Mapping[str, Any]) -> bool:
+        """Only hands are hidden."""
         players = self.num_players
         hands_data = read_list(data, "hands", players)
         if len(hands_data) != players:
             raise inconsistent(f"there must be one hand per seat ({players})")
         self.hands = [sorted(cards_from_json(hand, "hands", MAX_HAND)) for hand in hands_data]
-
-    def with_hidden_cards(self, data: Mapping[str, Any]) -> WhistState:
-        """Only hands are hidden."""
-        other = self.clone()
-        other._load_hands(data)
-        return other
+        return True
 
     def _check_deal_counts(self) -> None:
         """The deal number, the dealer and the number of scored deals must agree."""
