@@ -118,6 +118,7 @@ def test_drawn_deals_respect_the_view(table: tuple[str, int, dict[str, Any]]) ->
             for place, cards in enumerate(real_placement(state, hidden)):
                 assert len(cards) == hidden.counts[place]
                 assert not set(cards) & hidden.excluded[place], "the truth was ruled out"
+                assert all(place in hidden.places_for[card] for card in cards)
             excluded += sum(len(cards) for cards in hidden.excluded)
             placement = sample_placement(hidden, rng)
             assert [len(cards) for cards in placement] == list(hidden.counts)

@@ -15,7 +15,7 @@ from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_cal
 from cardtable.bots.search import PLAYOUT_POLICIES
 from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
-from cardtable.engine.games.hearts.rules import HEARTS, HeartsState
+from cardtable.engine.games.hearts.rules import HEARTS, PLAY_PHASE, HeartsState
 from cardtable.engine.registry import game_spec
 from tests.bots.positions import random_positions
 from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
@@ -149,6 +149,31 @@ def test_keen_hearts_fishes_for_the_queen_with_its_lowest_spade() -> None:
     queen_fell = [(1, tuple(parse_cards("2S QS 3S 4S")), 2)]
     fished = hearts_card_then(state, 0, hand, hand, [], queen_fell, fish_for_queen=True)
     assert fished == parse_card("4D")
+
+
+def test_hearts_live_play_agrees_with_its_reading_of_the_tricks() -> None:
+    """On a whole state the rule-based player finds its legal cards and whether the queen of
+    spades is still out the quick way (the hands); reading a past play, from the deal's
+    tricks. Both must choose the same card, or worlds would be weighed by another player."""
+    compared = 0
+    for state in random_positions("hearts", 4, {}, seed=5, count=200):
+        assert isinstance(state, HeartsState)
+        seat = state.to_act()[0]
+        assert state.playable((seat + 1) % 4) == []
+        if state.phase != PLAY_PHASE:
+            assert state.playable(seat) == []
+            continue
+        legal = [action.card for action in state.legal_actions(seat)]
+        assert state.playable(seat) == legal
+        if len(legal) == 1:
+            continue
+        hand, trick, tricks = state.hands[seat], state.trick, state.tricks
+        then = hearts_card_then(state, seat, hand, legal, trick, tricks)
+        keen = hearts_card_then(state, seat, hand, legal, trick, tricks, fish_for_queen=True)
+        assert rules_action(state, seat) == parse_action(f"play {format_card(then)}")
+        assert keen_action(state, seat) == parse_action(f"play {format_card(keen)}")
+        compared += 1
+    assert compared > 100
 
 
 @pytest.mark.parametrize(("game", "players"), [("whist", 4), ("358", 3), ("belote", 4)])

@@ -16,7 +16,7 @@ by augmenting paths finds a placement whenever one exists (one always does for a
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cardtable.engine.cards import Card
@@ -30,10 +30,7 @@ DRAW_ATTEMPTS = 8
 
 def sample_placement(hidden: HiddenCards, rng: random.Random) -> list[list[Card]]:
     """One random placement of ``hidden.unseen`` that respects every count and exclusion."""
-    places = range(len(hidden.places))
-    allowed = {
-        card: [place for place in places if hidden.allows(place, card)] for card in hidden.unseen
-    }
+    allowed = hidden.places_for
     cards = list(hidden.unseen)
     rng.shuffle(cards)
     cards.sort(key=lambda card: len(allowed[card]))
@@ -52,7 +49,7 @@ def sample_placement(hidden: HiddenCards, rng: random.Random) -> list[list[Card]
 def _proportional_draw(
     hidden: HiddenCards,
     cards: list[Card],
-    allowed: Mapping[Card, list[int]],
+    allowed: Mapping[Card, Sequence[int]],
     rng: random.Random,
 ) -> list[list[Card]] | None:
     room = list(hidden.counts)
@@ -61,10 +58,12 @@ def _proportional_draw(
         options = [place for place in allowed[card] if room[place] > 0]
         if not options:
             return None
-        if len(options) == 1:
-            place = options[0]
-        else:
-            pick = rng.randrange(sum(room[place] for place in options))
+        place = options[0]
+        if len(options) > 1:
+            total = 0
+            for option in options:
+                total += room[option]
+            pick = rng.randrange(total)
             for place in options:
                 pick -= room[place]
                 if pick < 0:
@@ -77,7 +76,7 @@ def _proportional_draw(
 def _matching(
     hidden: HiddenCards,
     cards: list[Card],
-    allowed: Mapping[Card, list[int]],
+    allowed: Mapping[Card, Sequence[int]],
     rng: random.Random,
 ) -> list[list[Card]]:
     """A placement by augmenting paths (Kuhn's algorithm with capacities)."""

@@ -16,6 +16,7 @@ wire see.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 from cardtable.engine.errors import InvalidInput
 
@@ -101,8 +102,10 @@ def card_texts(cards: Iterable[Card]) -> list[str]:
     return [_CARD_TEXTS[card] for card in cards]
 
 
+@cache
 def deck_of_ranks(lowest_rank: int) -> tuple[Card, ...]:
-    """Every card from ``lowest_rank`` up to the ace in the four suits, sorted.
+    """Every card from ``lowest_rank`` up to the ace in the four suits, sorted; built once per
+    rank (a tuple, so sharing it is safe), as the bots' hand readers ask for it per hand.
 
     Whist uses the 8 × n highest cards and Belote 7 to A: both are such a deck.
     """

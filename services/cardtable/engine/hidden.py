@@ -12,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from cardtable.engine.cards import SUIT_OF, Card, parse_card
@@ -46,6 +47,16 @@ class HiddenCards:
 
     def allows(self, place: int, card: Card) -> bool:
         return self.counts[place] > 0 and card not in self.excluded[place]
+
+    @cached_property
+    def places_for(self) -> Mapping[Card, tuple[int, ...]]:
+        """For each unseen card, the places that may hold it, in place order: worked out once,
+        as a search draws hundreds of deals from one view."""
+        places = range(len(self.places))
+        return {
+            card: tuple(place for place in places if self.allows(place, card))
+            for card in self.unseen
+        }
 
 
 @dataclass

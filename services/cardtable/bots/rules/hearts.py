@@ -64,11 +64,12 @@ def choose_pass(state: HeartsState, seat: int) -> Action:
 
 
 def choose_play(state: HeartsState, seat: int, fish_for_queen: bool = False) -> Action:
-    legal = [action.card for action in state.legal_actions(seat)]
+    legal = state.playable(seat)
     if len(legal) == 1:
         return PLAY[legal[0]]
-    hand, trick, tricks = state.hands[seat], state.trick, state.tricks
-    return PLAY[card_then(state, seat, hand, legal, trick, tricks, fish_for_queen=fish_for_queen)]
+    # In a whole state every card not yet played is in a hand: a cheaper test than the tricks.
+    queen_out = any(QUEEN_OF_SPADES in hand for hand in state.hands)
+    return PLAY[_card(state.hands[seat], legal, state.trick, queen_out, fish_for_queen)]
 
 
 def card_then(
@@ -82,12 +83,23 @@ def card_then(
     fish_for_queen: bool = False,
 ) -> Card:
     """The card the player of ``seat`` plays with ``hand`` on ``trick`` after the finished
-    ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it. It
-    ducks under the trick's best card, takes a trick without points high and discards the
-    dangerous cards; ``fish_for_queen``: see :func:`act_keen`."""
+    ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it."""
     queen_out = QUEEN_OF_SPADES not in trick and not any(
         QUEEN_OF_SPADES in cards for _, cards, _ in tricks
     )
+    return _card(hand, legal, trick, queen_out, fish_for_queen)
+
+
+def _card(
+    hand: list[Card],
+    legal: Sequence[Card],
+    trick: Sequence[Card],
+    queen_out: bool,
+    fish_for_queen: bool,
+) -> Card:
+    """Duck under the trick's best card, take a trick without points high and discard the
+    dangerous cards; ``queen_out``: the queen of spades is not played yet; ``fish_for_queen``:
+    see :func:`act_keen`."""
     if not trick:
         return _lead(list(legal), hand, queen_out, fish_for_queen)
     led = SUIT_OF[trick[0]]

@@ -34,15 +34,19 @@ def expected_tricks(hand: list[Card], trump: int, players: int) -> float:
     cards_each = len(hand)
     deck = len(whist_deck(players))
     q = (players - 1) * cards_each / max(deck - cards_each, 1)
+    # Counted once, top down: the hand's own cards above each card, and each suit's length.
+    higher_held: dict[Card, int] = {}
+    lengths = [0, 0, 0, 0]
+    for card in sorted(hand, reverse=True):
+        higher_held[card] = lengths[SUIT_OF[card]]
+        lengths[SUIT_OF[card]] += 1
     total = 0.0
     for card in hand:
         suit = SUIT_OF[card]
-        above = (
-            12 - RANK_OF[card] - sum(1 for other in hand if SUIT_OF[other] == suit and other > card)
-        )
+        above = 12 - RANK_OF[card] - higher_held[card]
         chance = (1 - q) ** above
         if suit != trump:
-            length = sum(1 for other in hand if SUIT_OF[other] == suit)
+            length = lengths[suit]
             chance *= PLAIN_WIN if trump >= 0 else 1.0
             chance *= 0.85 ** max(length - 3, 0)
         total += chance

@@ -239,6 +239,13 @@ class HeartsState(GameState):
             return self._legal_passes(self.hands[seat])
         return []
 
+    def playable(self, seat: int) -> list[Card]:
+        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
+        player, which asks once per playout action."""
+        if self._phase != PLAY_PHASE or seat != self.player:
+            return []
+        return self._playable(self.hands[seat])
+
     def card_set_choice(self, seat: int) -> CardSetChoice | None:
         if self._phase == PASS_PHASE and self.passes[seat] is None:
             return CardSetChoice(tuple(self.hands[seat]), PASS_SIZE, pass_cards)
