@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import doctest
 import json
+import random
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from cardtable_tools.commands import tournament as tournament_command
 from cardtable_tools.commands.tournament import tournament_estimate
 from cardtable_tools.tournament import (
     _line_up,
+    boards_to_clear,
     confidence_interval,
     estimate_game_seconds,
     game_advantages,
@@ -157,6 +159,27 @@ def test_advantage_is_oriented_and_wins_are_shared() -> None:
     assert win_shares(["a", "b", "b"], [1, 1, 3]) == {"a": 0.5, "b": 0.25}
     low, high = confidence_interval([1.0, 2.0, 3.0])
     assert low < 2.0 < high and high - 2.0 == pytest.approx(4.303 * 1.0 / 3**0.5)
+
+
+def test_games_to_clear_is_met_exactly_when_the_interval_clears_zero() -> None:
+    """The estimate asks the report's own interval how many boards it needs: at the boards
+    played it is met exactly when that interval is clear of zero, on either side."""
+    rng = random.Random(4)
+    seen = set()
+    for _ in range(400):
+        count = rng.randrange(2, 80)
+        mean, spread = rng.uniform(-1.0, 1.0), rng.uniform(0.1, 3.0)
+        values = [rng.gauss(mean, spread) for _ in range(count)]
+        low, high = confidence_interval(values)
+        needed = boards_to_clear(values)
+        clear = low > 0 or high < 0
+        assert needed is not None and (needed <= count) == clear
+        seen.add((clear, count > 31))
+    assert seen == {(True, False), (True, True), (False, False), (False, True)}
+    report = run_tournament("whist", ["rules", "random", "random"], 6, seed=3)
+    to_clear = report["rules"]["games_to_clear"]
+    assert to_clear > 0 and to_clear % 3 == 0  # whole boards of three games
+    assert boards_to_clear([1.0]) is None  # one board has no spread to go by
 
 
 def test_the_estimate_comes_first_and_progress_is_told_without_a_terminal(

@@ -63,6 +63,27 @@ def confidence_interval(values: Sequence[float]) -> tuple[float, float]:
     return mean - half, mean + half
 
 
+def boards_to_clear(values: Sequence[float]) -> int | None:
+    """How many boards would give a 95% interval clear of zero if the boards' mean and spread
+    stayed what ``values`` show: how long a tournament to run to tell this difference apart,
+    an estimate, as both will move. ``None`` for a mean of zero or fewer than two boards.
+
+    >>> boards_to_clear([1.0, 3.0]), boards_to_clear([-4.0, -4.0]), boards_to_clear([1.0, -1.0])
+    (5, 2, None)
+    >>> boards_to_clear([1.1, -0.9] * 50)  # a tenth of the spread: about (1.96 / 0.1)² boards
+    389
+    """
+    mean = statistics.fmean(values) if values else 0.0
+    if len(values) < 2 or mean == 0:
+        return None
+    spread = statistics.stdev(values)
+    for boards in range(2, len(T_975) + 2):
+        if t_quantile(boards - 1) * spread / math.sqrt(boards) < abs(mean):
+            return boards
+    beyond = math.floor((t_quantile(len(T_975) + 1) * spread / abs(mean)) ** 2) + 1
+    return max(len(T_975) + 2, beyond)
+
+
 @dataclass
 class GameResult:
     """One finished game: the strategy name at each seat, final totals and places."""
@@ -448,7 +469,8 @@ def run_tournament(
     move every strategy one seat on, those repeating a seating left out unless
     ``every_rotation`` (:func:`board_seatings`). The report holds, per strategy, ``mean_score`` (its
     seats' mean final total), ``win_rate`` (how often one of its seats wins), ``advantage`` (mean
-    advantage per game) and ``ci95`` (that advantage's 95% interval); ``ladder``, the
+    advantage per game), ``ci95`` (that advantage's 95% interval) and ``games_to_clear`` (about
+    how many games would take that interval clear of zero: :func:`boards_to_clear`); ``ladder``, the
     strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
     ``workers`` and ``seconds``. ``workers`` processes play the boards; the report is the same
     for any number of them but for ``workers`` and ``seconds``.
@@ -497,9 +519,14 @@ def run_tournament(
             "win_rate": round(statistics.fmean(entry.wins), 4),
             "advantage": round(statistics.fmean(entry.board_advantages), 3),
             "ci95": [round(low, 3), round(high, 3)],
+            "games_to_clear": _games(boards_to_clear(entry.board_advantages), per_board),
         }
     report["ladder"] = strength_ladder(report)
     return report
+
+
+def _games(boards: int | None, per_board: int) -> int | None:
+    return None if boards is None else boards * per_board
 
 
 def strength_ladder(report: Mapping[str, Any]) -> list[str]:

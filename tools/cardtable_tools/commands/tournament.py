@@ -136,11 +136,13 @@ def variant_options(
 def ladder_table(report: dict[str, Any]) -> Table:
     """The strength ladder: the strategies from the strongest down, with their figures."""
     table = Table(title=f"{report['game']}: {report['games']} games, {report['boards']} boards")
-    for column in ("rank", "strategy", "mean score", "win rate", "advantage/game", "95% CI"):
+    columns = ("rank", "strategy", "mean score", "win rate", "advantage/game", "95% CI")
+    for column in (*columns, "games to clear 0"):
         table.add_column(column, justify="right")
     for rank, name in enumerate(report["ladder"], start=1):
         row = report[name]
         low, high = row["ci95"]
+        to_clear = row.get("games_to_clear")
         table.add_row(
             str(rank),
             name,
@@ -148,6 +150,7 @@ def ladder_table(report: dict[str, Any]) -> Table:
             f"{row['win_rate']:.1%}",
             f"{row['advantage']:+.2f}",
             f"[{low:+.2f}, {high:+.2f}]",
+            "-" if to_clear is None else f"~{to_clear:,}",
         )
     return table
 
