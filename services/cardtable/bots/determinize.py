@@ -58,12 +58,10 @@ def _proportional_draw(
         options = [place for place in allowed[card] if room[place] > 0]
         if not options:
             return None
-        place = options[0]
-        if len(options) > 1:
-            total = 0
-            for option in options:
-                total += room[option]
-            pick = rng.randrange(total)
+        if len(options) == 1:
+            place = options[0]
+        else:
+            pick = rng.randrange(sum(room[place] for place in options))
             for place in options:
                 pick -= room[place]
                 if pick < 0:

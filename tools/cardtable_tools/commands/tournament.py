@@ -142,7 +142,7 @@ def ladder_table(report: dict[str, Any]) -> Table:
     for rank, name in enumerate(report["ladder"], start=1):
         row = report[name]
         low, high = row["ci95"]
-        to_clear = row.get("games_to_clear")
+        to_clear = row["games_to_clear"]
         table.add_row(
             str(rank),
             name,

@@ -232,9 +232,7 @@ class HeartsState(GameState):
 
     def legal_actions(self, seat: int) -> list[Action]:
         if self._phase == PLAY_PHASE:
-            if seat != self.player:
-                return []
-            return [PLAY[card] for card in self._playable(self.hands[seat])]
+            return [PLAY[card] for card in self.playable(seat)]
         if self._phase == PASS_PHASE and self.passes[seat] is None:
             return self._legal_passes(self.hands[seat])
         return []
