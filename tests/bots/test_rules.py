@@ -7,6 +7,7 @@ import random
 import pytest
 
 from cardtable.bots.random_play import shuffled_deck
+from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.rules import keen_action, rules_action
 from cardtable.bots.rules.belote import TAKE_AT, hand_value
 from cardtable.bots.rules.hearts import card_then as hearts_card_then
@@ -15,9 +16,11 @@ from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_cal
 from cardtable.bots.search import PLAYOUT_POLICIES
 from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
+from cardtable.engine.games.belote.rules import POINTS, STRENGTH, BeloteState
 from cardtable.engine.games.hearts.rules import HEARTS, PLAY_PHASE, HeartsState
 from cardtable.engine.registry import game_spec
 from tests.bots.positions import random_positions
+from tests.engine.test_belote import dealt, play_tricks, take_at
 from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
 
 
@@ -139,16 +142,64 @@ def test_whist_estimates_and_calibration() -> None:
 def test_keen_hearts_fishes_for_the_queen_with_its_lowest_spade() -> None:
     state = hearts_play(SPADE_HANDS)
     hand = parse_cards("6C 9S 10S 4D")
-    assert hearts_card_then(state, 0, hand, hand, [], [], fish_for_queen=True) == parse_card("9S")
+    assert hearts_card_then(state, 0, hand, hand, [], [], keen=True) == parse_card("9S")
     assert hearts_card_then(state, 0, hand, hand, [], []) == parse_card("4D")
     # Holding a spade above the jack, or once the queen has fallen, it leads low as before.
     guarded = parse_cards("6C 9S KS 4D")
-    assert hearts_card_then(state, 0, guarded, guarded, [], [], fish_for_queen=True) == parse_card(
-        "4D"
+    assert hearts_card_then(state, 0, guarded, guarded, [], [], keen=True) == parse_card("4D")
+    queen_fell = [(1, tuple(parse_cards("2S QS 3S 4S")), 2)]
+    fished = hearts_card_then(state, 0, hand, hand, [], queen_fell, keen=True)
+    assert fished == parse_card("4D")
+
+
+def test_keen_hearts_leads_a_low_heart_once_hearts_are_broken() -> None:
+    state = hearts_play(SPADE_HANDS)
+    hand = parse_cards("3H 7D KS QS")
+    assert hearts_card_then(state, 0, hand, hand, [], [], keen=True) == parse_card("3H")
+    assert hearts_card_then(state, 0, hand, hand, [], []) == parse_card("7D")
+
+
+def test_keen_hearts_leads_low_from_a_short_suit() -> None:
+    state = hearts_play(SPADE_HANDS)
+    hand = parse_cards("4C 5C 6C 8C 7D KS QS")
+    # Two ranks a card held: the lone seven of diamonds (5 + 2) before the four of clubs (2 + 8).
+    assert hearts_card_then(state, 0, hand, hand, [], [], keen=True) == parse_card("7D")
+    assert hearts_card_then(state, 0, hand, hand, [], []) == parse_card("4C")
+
+
+def test_keen_hearts_plays_under_the_queen_when_she_may_fall_on_its_spade() -> None:
+    state = hearts_play(SPADE_HANDS)
+    hand = parse_cards("10S AS 4D")
+    led = parse_cards("5S")
+    # The queen is in another hand and two seats are still to play: not the ace she falls on.
+    assert hearts_card_then(state, 0, hand, parse_cards("10S AS"), led, [], keen=True) == (
+        parse_card("10S")
+    )
+    assert hearts_card_then(state, 0, hand, parse_cards("10S AS"), led, []) == parse_card("AS")
+    # Holding her, or once she has fallen, it takes the trick high as before.
+    holding = parse_cards("10S AS QS")
+    assert hearts_card_then(state, 0, holding, parse_cards("10S AS QS"), led, [], keen=True) == (
+        parse_card("AS")
     )
     queen_fell = [(1, tuple(parse_cards("2S QS 3S 4S")), 2)]
-    fished = hearts_card_then(state, 0, hand, hand, [], queen_fell, fish_for_queen=True)
-    assert fished == parse_card("4D")
+    assert hearts_card_then(
+        state, 0, hand, parse_cards("10S AS"), led, queen_fell, keen=True
+    ) == parse_card("AS")
+
+
+def test_keen_hearts_takes_a_trick_without_points_with_its_highest_card_when_last() -> None:
+    state = hearts_play(SPADE_HANDS)
+    hand = parse_cards("3D KD 9C")
+    trick = parse_cards("5D 8D 2D")
+    assert hearts_card_then(state, 0, hand, parse_cards("3D KD"), trick, [], keen=True) == (
+        parse_card("KD")
+    )
+    assert hearts_card_then(state, 0, hand, parse_cards("3D KD"), trick, []) == parse_card("3D")
+    # A trick with points is still ducked.
+    hearted = parse_cards("5D 8D 2H")
+    assert hearts_card_then(state, 0, hand, parse_cards("3D KD"), hearted, [], keen=True) == (
+        parse_card("3D")
+    )
 
 
 def test_hearts_live_play_agrees_with_its_reading_of_the_tricks() -> None:
@@ -169,15 +220,15 @@ def test_hearts_live_play_agrees_with_its_reading_of_the_tricks() -> None:
             continue
         hand, trick, tricks = state.hands[seat], state.trick, state.tricks
         then = hearts_card_then(state, seat, hand, legal, trick, tricks)
-        keen = hearts_card_then(state, seat, hand, legal, trick, tricks, fish_for_queen=True)
+        keen = hearts_card_then(state, seat, hand, legal, trick, tricks, keen=True)
         assert rules_action(state, seat) == parse_action(f"play {format_card(then)}")
         assert keen_action(state, seat) == parse_action(f"play {format_card(keen)}")
         compared += 1
     assert compared > 100
 
 
-@pytest.mark.parametrize(("game", "players"), [("whist", 4), ("358", 3), ("belote", 4)])
-def test_keen_play_is_the_rule_based_play_outside_hearts(game: str, players: int) -> None:
+@pytest.mark.parametrize(("game", "players"), [("whist", 4), ("358", 3)])
+def test_keen_play_is_the_plain_play_in_whist_and_358(game: str, players: int) -> None:
     for state in random_positions(game, players, {}, seed=3, count=40):
         seat = state.to_act()[0]
         assert keen_action(state, seat) == rules_action(state, seat)
@@ -200,3 +251,71 @@ def test_every_playout_policy_plays_only_legal_actions(game: str, players: int) 
             seat = state.to_act()[0]
             state.apply(seat, policy(state, seat, rng))
         assert state.places() is not None
+
+
+def test_the_keen_rules_strategy_plays_the_keen_player_from_its_observation() -> None:
+    """``rules:keen=true`` (how the tournament weighs the keen habits on their own) sees only
+    its seat's observation, yet plays what the keen player plays on the whole state."""
+    strategy = strategy_by_name("rules", keen=True)
+    differs = 0
+    for state in random_positions("hearts", 4, {}, seed=9, count=120):
+        seat = state.to_act()[0]
+        chosen = strategy.choose(state.observation(seat), random.Random(seat))
+        assert parse_action(chosen) == keen_action(state, seat)
+        differs += keen_action(state, seat) != rules_action(state, seat)
+    assert differs > 5
+
+
+# Seat 0 takes hearts (the turned king); it leads the ace of spades and wins the first trick.
+CASHING_HANDS = (
+    "KH QH AS 10S 8C 7C 8D 7D",
+    "8H 7H KS 8S AC 10C AD 10D",
+    "AH 10H QS 9S KC QC KD QD",
+    "JH 9H JS 7S JC 9C JD 9D",
+)
+
+
+def belote_after_the_ace_of_spades() -> BeloteState:
+    state = dealt(0, CASHING_HANDS, "KH", taker=0)
+    take_at(state, 0)
+    play_tricks(state, ["AS 7S 9S 8S"])
+    return state
+
+
+def test_keen_belote_cashes_a_ten_once_its_ace_has_fallen() -> None:
+    state = belote_after_the_ace_of_spades()
+    assert state.to_act() == (0,)
+    assert format_action(keen_action(state, 0)) == "play 10S"
+    assert format_action(rules_action(state, 0)) != "play 10S"
+
+
+def test_keen_belote_second_hand_keeps_a_card_that_may_still_be_beaten() -> None:
+    state = belote_after_the_ace_of_spades()
+    play_tricks(state, ["8C 9C"])
+    # Seat 2's king and queen of clubs both beat the nine, but the ace and ten are out.
+    assert format_action(rules_action(state, 2)) == "play KC"
+    assert format_action(keen_action(state, 2)) == "play QC"
+
+
+def test_keen_belote_does_not_overtake_a_partner_who_is_winning() -> None:
+    """Whenever the partner is winning a trick it may still lose, with a seat still to play,
+    the keen player plays its cheapest card, where the plain one may overtake."""
+    trusted = overtaken = 0
+    for state in random_positions("belote", 4, {}, seed=4, count=600):
+        if not isinstance(state, BeloteState) or state.phase != "play" or not state.trick:
+            continue
+        seat = state.to_act()[0]
+        partner_winning = state.winner == (seat + 2) % 4
+        if not partner_winning or len(state.trick) == 3:
+            continue
+        keen, plain = keen_action(state, seat).card, rules_action(state, seat).card
+        legal = [action.card for action in state.legal_actions(seat)]
+        points, strength = POINTS[state.trump], STRENGTH[state.trump]
+        cheapest = min(legal, key=lambda card: (points[card], strength[card]))
+        if keen != cheapest:
+            # A partner who holds the trick for sure is given points, as the plain player does.
+            assert keen == plain
+            continue
+        trusted += 1
+        overtaken += plain != cheapest
+    assert trusted > 10 and overtaken > 3

@@ -59,8 +59,10 @@ def test_numbers_as_floats_read_the_same(game: str) -> None:
 def test_unknown_strategies_and_options_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown strategy"):
         strategy_by_name("oracle")
-    with pytest.raises(ValueError, match="takes no options"):
+    with pytest.raises(ValueError, match="bad option for the rules strategy"):
         strategy_by_name("rules", budget_ms=5)
+    with pytest.raises(ValueError, match="the random strategy takes no options"):
+        strategy_by_name("random", keen=True)
     with pytest.raises(ValueError, match="search strategy"):
         strategy_by_name("search", depth=3)
 

@@ -27,10 +27,10 @@ __all__ = ["BOT_STRATEGY_NAMES", "STRATEGY_NAMES", "strategy_by_name"]
 
 
 def strategy_by_name(name: str, **options: Any) -> Strategy:
-    """A new strategy called ``name``; ``options`` go to its constructor (only ``search`` has
-    any: ``budget_ms``, ``worlds``, ``playout``, ``set_candidates``, ``weigh_worlds``,
-    ``plan_game``, ``adaptive``, ``merge_interchangeable``). A level's name gives its strategy
-    with the level's options, ``options`` on top."""
+    """A new strategy called ``name``; ``options`` go to its constructor (``search``:
+    ``budget_ms``, ``worlds``, ``playout``, ``set_candidates``, ``weigh_worlds``,
+    ``plan_game``, ``adaptive``, ``merge_interchangeable``; ``rules``: ``keen``). A level's
+    name gives its strategy with the level's options, ``options`` on top."""
     key, options = strategy_and_options(name, **options)
     if key == "search":
         try:
@@ -41,8 +41,13 @@ def strategy_by_name(name: str, **options: Any) -> Strategy:
         raise ValueError(
             f"unknown strategy {name!r}: choose one of {', '.join(BOT_STRATEGY_NAMES)}"
         )
-    if options:
-        raise ValueError(f"the {key} strategy takes no options, got {', '.join(sorted(options))}")
     if key == "random":
+        if options:
+            raise ValueError(
+                f"the random strategy takes no options, got {', '.join(sorted(options))}"
+            )
         return RandomStrategy()
-    return RulesStrategy()
+    try:
+        return RulesStrategy(**options)
+    except TypeError as error:
+        raise ValueError(f"bad option for the rules strategy: {error}") from None

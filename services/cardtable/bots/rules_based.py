@@ -3,6 +3,10 @@
 It rebuilds a state from the observation (the hidden cards drawn at random, which the rules
 never read) and asks the game's rules for the seat's action, so the rules are written once, on
 the engine's state, for this strategy and for the search's playouts alike.
+
+With ``keen`` it plays the keen rule-based player, the hard level's playout
+(:func:`cardtable.bots.rules.keen_action`): the tournament weighs that player's habits on
+their own, at a thousandth of the cost of weighing them inside the search.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from cardtable.bots.determinize import sample_world
 from cardtable.bots.observation import acting_seat, normalise_observation
-from cardtable.bots.rules import rules_action
+from cardtable.bots.rules import keen_action, rules_action
 from cardtable.engine.actions import format_action
 
 
@@ -22,10 +26,14 @@ class RulesStrategy:
 
     name = "rules"
 
+    def __init__(self, keen: bool = False) -> None:
+        self.keen = keen
+        self._act = keen_action if keen else rules_action
+
     def choose(self, observation: Mapping[str, Any], rng: random.Random) -> str:
         view = normalise_observation(observation)
         seat = acting_seat(view)
         if len(view.get("legal_actions") or []) == 1:
             return str(view["legal_actions"][0])
         world = sample_world(view, rng)
-        return format_action(rules_action(world, seat))
+        return format_action(self._act(world, seat))

@@ -6,11 +6,12 @@ rebuilt from the seat's observation. That lets one set of rules serve both as th
 strategy and as the fast playout policy of the ``search`` strategy, which calls it on sampled
 states without going through observations.
 
-:func:`keen_action` is the rule-based player with one habit of stronger players, which makes
-playouts closer to real play: in Hearts it fishes for the queen of spades. It is the hard
-level's playout; the ``rules`` strategy (the easy level) and the plain search keep
-:func:`rules_action`, so the ladder's lower rungs and the search it is measured against stay
-what they were.
+:func:`keen_action` is the rule-based player with a few habits of stronger players, which make
+playouts closer to real play: in Hearts it fishes for the queen of spades, leads low from
+short suits and unloads high cards on tricks without points; in Belote it cashes its masters,
+trusts a winning partner and plays second hand low. It is the hard level's playout; the
+``rules`` strategy (the easy level) and the plain search keep :func:`rules_action`, so the
+ladder's lower rungs and the search it is measured against stay what they were.
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ def rules_action(state: GameState, seat: int) -> Action:
 
 
 def keen_action(state: GameState, seat: int) -> Action:
-    """:func:`rules_action`, but in Hearts leading low spades to flush the queen
-    (:func:`cardtable.bots.rules.hearts.act_keen`)."""
+    """:func:`rules_action` with the habits of :func:`cardtable.bots.rules.hearts.act_keen`
+    in Hearts and :func:`cardtable.bots.rules.belote.act_keen` in Belote."""
     if type(state) is HeartsState:
         return hearts.act_keen(state, seat)
+    if type(state) is BeloteState:
+        return belote.act_keen(state, seat)
     return rules_action(state, seat)

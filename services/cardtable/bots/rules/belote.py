@@ -7,6 +7,8 @@ Seats play counter-clockwise (after seat s comes s - 1); a seat's partner is sea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cardtable.engine.actions import PASS_BID, PLAY, TAKE, Action
 from cardtable.engine.cards import (
     ACE,
@@ -59,7 +61,7 @@ def choose_bid(state: BeloteState, seat: int) -> Action:
     return PASS_BID
 
 
-def choose_play(state: BeloteState, seat: int) -> Action:
+def choose_play(state: BeloteState, seat: int, keen: bool = False) -> Action:
     legal = [action.card for action in state.legal_actions(seat)]
     if len(legal) == 1:
         return PLAY[legal[0]]
@@ -68,21 +70,42 @@ def choose_play(state: BeloteState, seat: int) -> Action:
     points = POINTS[trump]
     trick = state.trick
     if not trick:
-        return PLAY[_lead(state, seat, legal)]
+        return PLAY[_lead(state, seat, legal, keen)]
     led = SUIT_OF[trick[0]]
     partner = (seat + 2) % PLAYERS
     last = len(trick) == PLAYERS - 1
     winning = state.win_strength
-    if state.winner == partner and (last or _is_master(state, seat, trick, winning)):
-        # The partner takes the trick: give it points, but not our own master trumps.
-        plain = [card for card in legal if SUIT_OF[card] != trump]
-        return PLAY[max(plain or legal, key=lambda card: (points[card], -strength[card]))]
+    cheapest = min(legal, key=lambda card: (points[card], strength[card]))
+    if state.winner == partner:
+        if last or _is_master(state, seat, trick, winning):
+            # The partner takes the trick: give it points, but not our own master trumps.
+            plain = [card for card in legal if SUIT_OF[card] != trump]
+            return PLAY[max(plain or legal, key=lambda card: (points[card], -strength[card]))]
+        if keen:
+            return PLAY[cheapest]
     winners = [card for card in legal if strength[card] > winning and SUIT_OF[card] in (led, trump)]
     if winners:
         if last or (SUIT_OF[winners[0]] == trump and led != trump):
             return PLAY[min(winners, key=lambda card: strength[card])]
+        if keen and state.winner != partner:
+            unseen = _unseen(state, seat)
+            masters = [card for card in winners if _tops_its_suit(card, strength, unseen)]
+            if not masters:
+                return PLAY[cheapest]
+            return PLAY[max(masters, key=lambda card: (points[card], strength[card]))]
         return PLAY[max(winners, key=lambda card: strength[card])]
-    return PLAY[min(legal, key=lambda card: (points[card], strength[card]))]
+    return PLAY[cheapest]
+
+
+def _unseen(state: BeloteState, seat: int) -> set[Card]:
+    """The cards the seat cannot see: in the others' hands (none played yet, none its own)."""
+    return {card for other, hand in enumerate(state.hands) if other != seat for card in hand}
+
+
+def _tops_its_suit(card: Card, strength: Sequence[int], unseen: set[Card]) -> bool:
+    """Whether no card the seat cannot see is higher in ``card``'s suit."""
+    suit = SUIT_OF[card]
+    return not any(SUIT_OF[other] == suit and strength[other] > strength[card] for other in unseen)
 
 
 def _is_master(state: BeloteState, seat: int, trick: list[Card], winning: int) -> bool:
@@ -103,7 +126,7 @@ def _is_master(state: BeloteState, seat: int, trick: list[Card], winning: int) -
     )
 
 
-def _lead(state: BeloteState, seat: int, legal: list[Card]) -> Card:
+def _lead(state: BeloteState, seat: int, legal: list[Card], keen: bool) -> Card:
     trump = state.trump
     strength = STRENGTH[trump]
     points = POINTS[trump]
@@ -124,6 +147,16 @@ def _lead(state: BeloteState, seat: int, legal: list[Card]) -> Card:
         ]
         if not higher and out:
             return top
+    if keen:
+        # Any master of a plain suit cashes, the ten once the ace has fallen, most points first.
+        unseen = _unseen(state, seat)
+        masters = [
+            card
+            for card in legal
+            if SUIT_OF[card] != trump and _tops_its_suit(card, strength, unseen)
+        ]
+        if masters:
+            return max(masters, key=lambda card: (points[card], strength[card]))
     aces = [card for card in legal if SUIT_OF[card] != trump and RANK_OF[card] == ACE]
     if aces:
         return aces[0]
@@ -135,3 +168,14 @@ def act(state: BeloteState, seat: int) -> Action:
     if state.phase == "bid":
         return choose_bid(state, seat)
     return choose_play(state, seat)
+
+
+def act_keen(state: BeloteState, seat: int) -> Action:
+    """:func:`act` with three habits of stronger players, for the hard level's playouts.
+    Cashing: it leads any master of a plain suit (the ten once the ace has fallen), not only
+    aces. Trusting the partner: while the partner is winning a trick, it does not overtake
+    it. Second hand low: following suit with a card that wins for now but not for sure, it
+    keeps it and plays its cheapest card, and with a sure winner takes the most points."""
+    if state.phase == "bid":
+        return choose_bid(state, seat)
+    return choose_play(state, seat, keen=True)

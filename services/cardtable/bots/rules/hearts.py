@@ -34,6 +34,9 @@ ACE_OF_SPADES = make_card(ACE, SPADES)
 KING_OF_SPADES = make_card(KING, SPADES)
 #: Low spades that make holding the queen (or the ace and king) of spades safe enough.
 SPADE_GUARDS = 4
+#: What each card held in a suit adds to the keen player's cost of leading it, in ranks: a
+#: short suit, emptied, lets it discard points later (docs/proving-it.md, "Levels").
+SHORT_SUIT_LEAD = 2.0
 
 
 def danger(card: Card, hand: list[Card]) -> float:
@@ -63,13 +66,13 @@ def choose_pass(state: HeartsState, seat: int) -> Action:
     return pass_cards(ranked[:PASS_SIZE])
 
 
-def choose_play(state: HeartsState, seat: int, fish_for_queen: bool = False) -> Action:
+def choose_play(state: HeartsState, seat: int, keen: bool = False) -> Action:
     legal = state.playable(seat)
     if len(legal) == 1:
         return PLAY[legal[0]]
     # In a whole state every card not yet played is in a hand: a cheaper test than the tricks.
     queen_out = any(QUEEN_OF_SPADES in hand for hand in state.hands)
-    return PLAY[_card(state.hands[seat], legal, state.trick, queen_out, fish_for_queen)]
+    return PLAY[_card(state.hands[seat], legal, state.trick, queen_out, keen)]
 
 
 def card_then(
@@ -80,14 +83,14 @@ def card_then(
     trick: Sequence[Card],
     tricks: FinishedTricks,
     *,
-    fish_for_queen: bool = False,
+    keen: bool = False,
 ) -> Card:
     """The card the player of ``seat`` plays with ``hand`` on ``trick`` after the finished
     ``tricks``: now (:func:`choose_play`), or earlier in the deal, to weigh worlds by it."""
     queen_out = QUEEN_OF_SPADES not in trick and not any(
         QUEEN_OF_SPADES in cards for _, cards, _ in tricks
     )
-    return _card(hand, legal, trick, queen_out, fish_for_queen)
+    return _card(hand, legal, trick, queen_out, keen)
 
 
 def _card(
@@ -95,43 +98,57 @@ def _card(
     legal: Sequence[Card],
     trick: Sequence[Card],
     queen_out: bool,
-    fish_for_queen: bool,
+    keen: bool,
 ) -> Card:
     """Duck under the trick's best card, take a trick without points high and discard the
-    dangerous cards; ``queen_out``: the queen of spades is not played yet; ``fish_for_queen``:
-    see :func:`act_keen`."""
+    dangerous cards; ``queen_out``: the queen of spades is not played yet; ``keen``: see
+    :func:`act_keen`."""
     if not trick:
-        return _lead(list(legal), hand, queen_out, fish_for_queen)
+        return _lead(list(legal), hand, queen_out, keen)
     led = SUIT_OF[trick[0]]
     best = max(card for card in trick if SUIT_OF[card] == led)
     if SUIT_OF[legal[0]] == led:
+        last = len(trick) == PLAYERS - 1
+        if keen and last and not any(CARD_POINTS[card] for card in trick):
+            unloaded = [card for card in legal if card != QUEEN_OF_SPADES]
+            if unloaded:
+                return max(unloaded)
         below = [card for card in legal if card < best]
         if below:
             return max(below)
         # Every card wins: take it with the highest, but never with the queen of spades.
         safe = [card for card in legal if card != QUEEN_OF_SPADES]
-        if len(trick) == PLAYERS - 1 or not safe:
+        if keen and led == SPADES and not last and queen_out and QUEEN_OF_SPADES not in hand:
+            under_queen = [card for card in safe if card < QUEEN_OF_SPADES]
+            if under_queen:
+                return max(under_queen)
+        if last or not safe:
             return max(safe or legal)
         points = sum(CARD_POINTS[card] for card in trick)
         return max(safe) if points == 0 else min(safe)
     return _discard(list(legal), queen_out)
 
 
-def _lead(legal: list[Card], hand: list[Card], queen_out: bool, fish_for_queen: bool) -> Card:
+def _lead(legal: list[Card], hand: list[Card], queen_out: bool, keen: bool) -> Card:
     """The lowest card, keeping away from spades while we hold a high one and the queen is
-    out, and from hearts; fishing, the lowest spade while she is out and we hold no high one."""
+    out, and (but ``keen``) from hearts; ``keen``, the lowest spade while she is out and we
+    hold no high one, else low in a short suit."""
     high_spade = any(card in hand for card in (QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES))
-    if fish_for_queen and queen_out and not high_spade:
+    if keen and queen_out and not high_spade:
         spades = [card for card in legal if SUIT_OF[card] == SPADES]
         if spades:
             return min(spades)
+    lengths = [0, 0, 0, 0]
+    if keen:
+        for card in hand:
+            lengths[SUIT_OF[card]] += 1
 
     def cost(card: Card) -> float:
         suit = SUIT_OF[card]
-        value = float(RANK_OF[card])
+        value = float(RANK_OF[card]) + SHORT_SUIT_LEAD * lengths[suit]
         if suit == SPADES and queen_out and high_spade:
             value += 20
-        if suit == HEARTS:
+        if suit == HEARTS and not keen:
             value += 8
         return value
 
@@ -160,9 +177,16 @@ def act(state: HeartsState, seat: int) -> Action:
 
 
 def act_keen(state: HeartsState, seat: int) -> Action:
-    """:func:`act`, but fishing for the queen: while she is out and the seat holds no spade
-    above the jack, it leads its lowest spade, so that whoever holds her must sooner or later
-    play her on a trick someone else takes, or part with her guards."""
+    """:func:`act` with five habits of stronger players, for the hard level's playouts.
+    Fishing for the queen: while she is out and the seat holds no spade above the jack, it
+    leads its lowest spade, so that whoever holds her must sooner or later play her on a trick
+    someone else takes, or part with her guards. Low in a short suit: it leads low from its
+    shorter suits, two ranks for each card held, to empty one and discard onto it later; and
+    once hearts are broken, a low heart is as good a lead as any low card. Not over her:
+    following spades that all win, with her out in another hand and a seat still to play, it
+    plays a spade below her, not the king or ace she would fall on. Unloading: last to a
+    trick without points, it takes it with its highest card, which is safe now and a danger
+    later, rather than ducking."""
     if state.phase == PASS_PHASE:
         return choose_pass(state, seat)
-    return choose_play(state, seat, fish_for_queen=True)
+    return choose_play(state, seat, keen=True)
