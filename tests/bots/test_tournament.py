@@ -9,13 +9,14 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
-from cardtable.bots.search import SearchStrategy
+from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy
 from cardtable.cli.main import main
 from cardtable_tools import tournament
 from cardtable_tools.commands import tournament as tournament_command
@@ -24,7 +25,7 @@ from cardtable_tools.tournament import (
     _line_up,
     boards_to_clear,
     confidence_interval,
-    estimate_game_seconds,
+    estimate_game,
     game_advantages,
     play_board,
     run_tournament,
@@ -194,17 +195,28 @@ def test_the_estimate_comes_first_and_progress_is_told_without_a_terminal(
     assert "search" in shown.out and "games/s" not in shown.out  # the table alone on stdout
 
 
-def test_the_estimate_is_near_what_the_games_take() -> None:
-    """The search's thinking is most of a game's time; the estimate counts the moves where it
-    would think without thinking. The search counts its budget in work, not wall time, so a
-    machine faster or slower than the one its work rate was set on moves the ratio: hence the
-    wide margin, which still fails an estimate that left the thinking out (a tenth or less)."""
+def test_the_estimate_counts_the_thinking_the_games_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search's thinking is most of a game's time; the estimate counts the budget at every
+    move with a choice. The games' own thinking is the work their searches did (a budget is
+    work, so it reads the same on any machine and under any load); the estimate must come near
+    it, which an estimate that left the thinking out or counted it once a deal would not."""
     seats = ["search", "random", "random", "random"]
     budget = {"search": {"budget_ms": 20.0}}
     options = {"quick": "true"}
-    estimate = estimate_game_seconds("hearts", seats, 5, options=options, strategy_options=budget)
+    estimate = estimate_game("hearts", seats, 5, options=options, strategy_options=budget)
+    work = 0
+    choose = SearchStrategy.choose
+
+    def counted(self: SearchStrategy, observation: Mapping[str, Any], rng: random.Random) -> str:
+        nonlocal work
+        action = choose(self, observation, rng)
+        work += self.last_work
+        return action
+
+    monkeypatch.setattr(SearchStrategy, "choose", counted)
     report = run_tournament("hearts", seats, 8, 5, options=options, strategy_options=budget)
-    assert 0.4 < estimate * report["games"] / report["seconds"] < 2.5
+    thought = work / (WORK_UNITS_PER_MS * 1000) / report["games"]
+    assert 0.67 < estimate.thinking_seconds / thought < 1.5
 
 
 def test_a_long_tournament_says_how_to_make_it_shorter() -> None:
@@ -348,7 +360,7 @@ def test_the_estimate_follows_how_fast_this_machine_does_the_searchs_work(
 
     def estimate(speed: float | None) -> float:
         monkeypatch.setattr(tournament.WorkClock, "quiet_core_ratio", ratio_of(speed))
-        return estimate_game_seconds("hearts", seats, 5, options=options, strategy_options=budget)
+        return estimate_game("hearts", seats, 5, options=options, strategy_options=budget).seconds
 
     estimate(None)
     trial = clocks[-1]

@@ -321,14 +321,36 @@ def _one_deal_a_move(strategy: Strategy, clock: WorkClock) -> Strategy:
     return _ClockedSearch(one_deal, clock)
 
 
-def estimate_game_seconds(
+@dataclass(frozen=True)
+class GameEstimate:
+    """About how long one game of a tournament takes, in the parts it is worked out from."""
+
+    #: The trial game's own wall time, its searches drawing one deal a move.
+    trial_seconds: float
+    #: The searches' budgets over the moves where a seat had a choice: seconds of a quiet core.
+    thinking_seconds: float
+    #: How much the machine's load stretched the trial (its wall time over its CPU time).
+    slowdown: float
+    #: How many times longer than a quiet core this machine takes for the searches' work.
+    speed: float
+
+    @property
+    def seconds(self) -> float:
+        """
+        >>> GameEstimate(0.5, 2.0, slowdown=1.5, speed=0.5).seconds
+        2.0
+        """
+        return self.trial_seconds + self.thinking_seconds * self.slowdown * self.speed
+
+
+def estimate_game(
     game: str,
     seats: Sequence[str],
     seed: int,
     *,
     options: Mapping[str, Any] | None = None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
-) -> float:
+) -> GameEstimate:
     """About how long one game of :func:`run_tournament` takes, found in well under a second.
 
     A strategy that thinks to a budget (``search``: about its budget in time at every move
@@ -351,12 +373,13 @@ def estimate_game_seconds(
     started, started_cpu = time.perf_counter(), time.process_time()
     play_game(spec, options, board, seated, rngs, choices=choices)
     trial = time.perf_counter() - started
-    # The budget is work sized for a quiet core: on a busy machine it takes as much longer
-    # as the trial itself did beside its own CPU time.
-    slowdown = max(1.0, trial / max(time.process_time() - started_cpu, 1e-6))
     thinking = sum(thinking_seconds(strategies[name]) for name in names)
-    speed = clock.quiet_core_ratio()
-    return trial + thinking * statistics.fmean(choices) * slowdown * speed
+    return GameEstimate(
+        trial_seconds=trial,
+        thinking_seconds=thinking * statistics.fmean(choices),
+        slowdown=max(1.0, trial / max(time.process_time() - started_cpu, 1e-6)),
+        speed=clock.quiet_core_ratio(),
+    )
 
 
 #: One game of a board: the strategy at each seat, the final totals and the places.

@@ -22,7 +22,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from cardtable_tools.tournament import (
         board_seatings,
         default_workers,
-        estimate_game_seconds,
+        estimate_game,
         run_tournament,
         tournament_games,
     )
@@ -33,9 +33,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     try:
         strategy_options = budget_options(args.budget_ms, args.level_budget)
         strategy_options.update(variant_options(args.variant, strategy_options))
-        per_game = estimate_game_seconds(
+        per_game = estimate_game(
             args.game, seats, args.seed, options=options, strategy_options=strategy_options
-        )
+        ).seconds
         per_board = len(board_seatings(seats, args.every_rotation))
         games = tournament_games(args.games, per_board)
         workers = args.workers or default_workers()
