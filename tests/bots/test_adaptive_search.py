@@ -10,7 +10,7 @@ import pytest
 from cardtable.bots.budget import MOST_BUDGETS_A_MOVE
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.search import SearchStrategy
-from cardtable.engine.actions import parse_action
+from cardtable.engine.actions import BID, parse_action
 from cardtable.engine.registry import game_spec
 from tests.bots.positions import random_positions
 
@@ -81,3 +81,28 @@ def test_the_same_observation_gives_the_same_move_to_a_fresh_adaptive_search() -
 def test_a_fixed_number_of_worlds_has_no_bank() -> None:
     assert SearchStrategy(worlds=5, adaptive=True).bank is None
     assert SearchStrategy(budget_ms=5).bank is None
+
+
+def bid_work(strategy: SearchStrategy) -> list[tuple[int, int]]:
+    """The allowance and the work of each Whist bid ``strategy`` makes in one deal's bidding."""
+    assert strategy.bank is not None
+    rng = random.Random(3)
+    state = game_spec("whist").new_game(4, None, 0)
+    state.deal(shuffled_deck(state, rng))
+    spent: list[tuple[int, int]] = []
+    while any(action.kind == BID for action in state.legal_actions(state.to_act()[0])):
+        seat = state.to_act()[0]
+        allowance = strategy.bank.allowance(seat)
+        action = strategy.choose(state.observation(seat), rng)
+        if strategy.last_work:
+            spent.append((allowance, strategy.last_work))
+        state.apply(seat, parse_action(action))
+    return spent
+
+
+def test_without_racing_contracts_a_bid_spends_its_whole_allowance() -> None:
+    bids = bid_work(SearchStrategy(budget_ms=4, adaptive=True, race_contracts=False))
+    assert bids, "the deal's bidding had no decision"
+    assert all(work >= allowance for allowance, work in bids)
+    raced = bid_work(SearchStrategy(budget_ms=4, adaptive=True))
+    assert any(work < allowance for allowance, work in raced), "no bid ended its race early"

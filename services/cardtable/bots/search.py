@@ -157,6 +157,7 @@ class SearchStrategy:
         plan_game: bool | Collection[str] = False,
         adaptive: bool = False,
         merge_interchangeable: bool = False,
+        race_contracts: bool = True,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             names = ", ".join(PLAYOUT_POLICIES)
@@ -183,6 +184,9 @@ class SearchStrategy:
         #: points, :mod:`cardtable.engine.interchangeable`): the others would split the budget
         #: with it for a difference that is only the playout policy's.
         self.merge_interchangeable = merge_interchangeable
+        #: With ``adaptive``, race bids and contract choices too; off, they spend the whole
+        #: allowance the bank gives a move, as a contract decides the deal's every card.
+        self.race_contracts = race_contracts
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -227,6 +231,9 @@ class SearchStrategy:
                     self.bank.settle(seat, draw_units)
                 return format_action(candidates[0])
         plans = in_game(self.plan_game, game)
+        races = self.adaptive and (
+            self.race_contracts or all(action.kind == PLAY_CARD for action in candidates)
+        )
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
         values: list[list[float]] = [[] for _ in candidates]
         alive = list(range(len(candidates)))
@@ -244,7 +251,7 @@ class SearchStrategy:
                     break
             elif work >= allowance:
                 break
-            if self.adaptive:
+            if races:
                 alive = still_in_race(alive, values)
                 if len(alive) == 1:
                     break
