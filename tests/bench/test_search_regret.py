@@ -95,3 +95,14 @@ def test_interchangeable_cards_share_their_mean_in_the_oracle() -> None:
 def test_the_docstring_examples_hold() -> None:
     results = doctest.testmod(player_spec)
     assert results.attempted > 0 and results.failed == 0
+
+
+def test_on_bids_too_a_player_who_looks_regrets_less_than_one_who_guesses() -> None:
+    rng = random.Random(6)
+    positions = search_regret.choice_positions("whist", 4, 10, rng, phase="bid")
+    assert all(state.phase == "bid" for state in positions)
+    values = [search_regret.move_values(state, 30, rng) for state in positions]
+    assert all(text.startswith("bid ") for moves in values for text in moves)
+    searching = search_regret.measure_regret(SearchStrategy(worlds=30), positions, values, 2)
+    guessing = search_regret.measure_regret(RandomStrategy(), positions, values, 2)
+    assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)

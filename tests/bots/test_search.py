@@ -128,3 +128,34 @@ def test_worlds_are_weighed_in_the_games_named_only() -> None:
             assert named.last_worlds < plain.last_worlds
         else:
             assert moves[0] == moves[1] and named.last_worlds == plain.last_worlds
+
+
+def test_without_weighing_contracts_a_bid_draws_uniform_worlds_and_a_play_weighed_ones() -> None:
+    """``weigh_contracts=False``: a Whist bid after another seat's bid plays exactly as with no
+    weighing (the same worlds at the same cost), while a card play still weighs its worlds."""
+
+    def decided_after_another_seat(phase: str, state: GameState) -> bool:
+        seat = state.to_act()[0]
+        others_bid = any(bid is not None for other, bid in enumerate(state.bids) if other != seat)  # type: ignore[attr-defined]
+        return state.phase == phase and others_bid and len(state.legal_actions(seat)) > 1
+
+    positions = list(random_positions("whist", 4, {}, seed=4, count=400))
+    bid = next(state for state in positions if decided_after_another_seat("bid", state))
+    play = next(
+        state
+        for state in positions
+        if decided_after_another_seat("play", state) and len(state.tricks) >= 2  # type: ignore[attr-defined]
+    )
+    for state, weighed in ((bid, False), (play, True)):
+        observation = state.observation(state.to_act()[0])
+        plays_only = SearchStrategy(budget_ms=5, weigh_worlds=True, weigh_contracts=False)
+        plain = SearchStrategy(budget_ms=5)
+        moves = [player.choose(observation, random.Random(3)) for player in (plays_only, plain)]
+        if weighed:
+            assert plays_only.last_worlds < plain.last_worlds
+        else:
+            assert moves[0] == moves[1]
+            assert (plays_only.last_worlds, plays_only.last_work) == (
+                plain.last_worlds,
+                plain.last_work,
+            )

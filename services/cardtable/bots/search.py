@@ -127,6 +127,18 @@ def in_game(option: bool | Collection[str], game: str) -> bool:
     return game in option
 
 
+def chooses_a_card(listed: Sequence[str]) -> bool:
+    """Whether the legal actions ``listed`` are card plays (not bids, contracts, or a set of
+    cards to pass or discard, which are not listed).
+
+    >>> chooses_a_card(["play AS", "play 7H"]), chooses_a_card(["bid 0", "bid 1"])
+    (True, False)
+    >>> chooses_a_card([])
+    False
+    """
+    return bool(listed) and all(parse_action(text).kind == PLAY_CARD for text in listed)
+
+
 def one_of_each_kind(world: GameState, seat: int, candidates: list[Action]) -> list[Action]:
     """The first of each group of interchangeable card plays among ``candidates``, in their
     order; other actions (bids, passes) as they are."""
@@ -158,6 +170,7 @@ class SearchStrategy:
         adaptive: bool = False,
         merge_interchangeable: bool = False,
         race_contracts: bool = True,
+        weigh_contracts: bool | Collection[str] = True,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             names = ", ".join(PLAYOUT_POLICIES)
@@ -187,6 +200,10 @@ class SearchStrategy:
         #: With ``adaptive``, race bids and contract choices too; off, they spend the whole
         #: allowance the bank gives a move, as a contract decides the deal's every card.
         self.race_contracts = race_contracts
+        #: With ``weigh_worlds``, draw a bid's or contract choice's worlds weighted too (in
+        #: every game, or in those named); off, they are drawn uniformly and only card plays
+        #: are weighed.
+        self.weigh_contracts = weigh_contracts
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -201,13 +218,10 @@ class SearchStrategy:
             return listed[0]
         hidden = hidden_cards(view)
         game = str(view["game"])
-        sampler = WorldSampler(
-            view,
-            hidden,
-            sample_placement,
-            game_spec(game).direction,
-            in_game(self.weigh_worlds, game),
+        weighs = in_game(self.weigh_worlds, game) and (
+            in_game(self.weigh_contracts, game) or chooses_a_card(listed)
         )
+        sampler = WorldSampler(view, hidden, sample_placement, game_spec(game).direction, weighs)
         draw_units = sampler.work_per_world
         world = sampler.draw(rng)
         candidates = (

@@ -4,15 +4,16 @@
         --player search:budget_ms=50 --player search:budget_ms=200 --player hard:budget_ms=50
 
 A tournament takes an hour a game to see a difference of a few points; this takes minutes.
-It takes positions (where the seat has a choice of cards) from games the rule-based player
-plays, and for each weighs every legal move over ``--oracle-worlds`` worlds drawn as hard draws
-them, each played out as the search plays them out: that is the objective every search
-configuration estimates, known almost exactly (interchangeable cards share their mean: the
-game cannot tell them apart). A player's *regret* at a position is the best
-move's value minus the value of the move it chose, in the game's points; its mean over the
-positions (each played with ``--seeds`` rngs) shows how much of the objective a budget's noise
-costs, and the work it spent a move. Players keep their state from one position to the next,
-in the order given, as a seat's moves do (the adaptive search banks what clear moves leave).
+It takes positions (where the seat has a choice of cards; with ``--phase bid``, of bids; with
+``--phase contract``, of 3-5-8 contracts) from games the rule-based player plays, and for each
+weighs every legal move over ``--oracle-worlds`` worlds drawn as hard draws them, each played
+out as the search plays them out: that is the objective every search configuration estimates,
+known almost exactly (interchangeable cards share their mean: the game cannot tell them
+apart). A player's *regret* at a position is the best move's value minus the value of the
+move it chose, in the game's points; its mean over the positions (each played with ``--seeds``
+rngs) shows how much of the objective a budget's noise costs, and the work it spent a move.
+Players keep their state from one position to the next, in the order given, as a seat's moves
+do (the adaptive search banks what clear moves leave).
 
 It measures noise, not strength against people: a player with a better objective (another
 playout, another model of the others) is not scored better here. Prints one JSON object.
@@ -49,9 +50,11 @@ TAKE_CHANCE = 0.12
 PROGRESS_EVERY = 10
 
 
-def choice_positions(game: str, players: int, count: int, rng: random.Random) -> list[GameState]:
+def choice_positions(
+    game: str, players: int, count: int, rng: random.Random, phase: str = "play"
+) -> list[GameState]:
     """``count`` states of games the rule-based player plays where the seat to act has a choice
-    of cards (each a clone)."""
+    of listed actions in ``phase`` (cards in ``play``; bids, contracts) (each a clone)."""
     spec = game_spec(game)
     found: list[GameState] = []
     while len(found) < count:
@@ -61,7 +64,7 @@ def choice_positions(game: str, players: int, count: int, rng: random.Random) ->
                 state.deal(shuffled_deck(state, rng))
                 continue
             seat = state.to_act()[0]
-            has_choice = state.phase == "play" and len(state.legal_actions(seat)) > 1
+            has_choice = state.phase == phase and len(state.legal_actions(seat)) > 1
             if has_choice and rng.random() < TAKE_CHANCE:
                 found.append(state.clone())
             state.apply(seat, rules_action(state, seat))
@@ -147,11 +150,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--oracle-worlds", type=int, default=800)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--phase", default="play", help="where positions are taken: play (default), bid, contract"
+    )
     args = parser.parse_args(argv)
     players = args.players or (3 if args.game == "358" else 4)
     named = [parse_player(text) for text in args.player or ["search:budget_ms=50"]]
     rng = random.Random(args.seed)
-    positions = choice_positions(args.game, players, args.positions, rng)
+    positions = choice_positions(args.game, players, args.positions, rng, args.phase)
     values = []
     for number, state in enumerate(positions, start=1):
         values.append(move_values(state, args.oracle_worlds, rng))
@@ -162,7 +168,8 @@ def main(argv: list[str] | None = None) -> None:
         regret = measure_regret(strategy_by_name(name, **options), positions, values, args.seeds)
         report[text] = regret.report()
         print(f"search_regret: {text} {report[text]}", file=sys.stderr)
-    print(json.dumps({"game": args.game, "positions": len(positions), "players": report}))
+    summary = {"game": args.game, "phase": args.phase, "positions": len(positions)}
+    print(json.dumps({**summary, "players": report}))
 
 
 if __name__ == "__main__":
