@@ -106,3 +106,8 @@ def test_on_bids_too_a_player_who_looks_regrets_less_than_one_who_guesses() -> N
     searching = search_regret.measure_regret(SearchStrategy(worlds=30), positions, values, 2)
     guessing = search_regret.measure_regret(RandomStrategy(), positions, values, 2)
     assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)
+
+
+def test_a_phase_without_listed_choices_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        search_regret.main(["--game", "hearts", "--phase", "pass", "--positions", "1"])

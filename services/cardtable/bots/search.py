@@ -127,16 +127,16 @@ def in_game(option: bool | Collection[str], game: str) -> bool:
     return game in option
 
 
-def chooses_a_card(listed: Sequence[str]) -> bool:
-    """Whether the legal actions ``listed`` are card plays (not bids, contracts, or a set of
+def chooses_a_card(actions: Sequence[Action]) -> bool:
+    """Whether the legal ``actions`` listed are card plays (not bids, contracts, or a set of
     cards to pass or discard, which are not listed).
 
-    >>> chooses_a_card(["play AS", "play 7H"]), chooses_a_card(["bid 0", "bid 1"])
-    (True, False)
-    >>> chooses_a_card([])
-    False
+    >>> chooses_a_card([parse_action("play AS"), parse_action("play 7H")])
+    True
+    >>> chooses_a_card([parse_action("bid 0"), parse_action("bid 1")]), chooses_a_card([])
+    (False, False)
     """
-    return bool(listed) and all(parse_action(text).kind == PLAY_CARD for text in listed)
+    return bool(actions) and all(action.kind == PLAY_CARD for action in actions)
 
 
 def one_of_each_kind(world: GameState, seat: int, candidates: list[Action]) -> list[Action]:
@@ -218,17 +218,15 @@ class SearchStrategy:
             return listed[0]
         hidden = hidden_cards(view)
         game = str(view["game"])
+        actions = [parse_action(text) for text in listed]
+        card_play = chooses_a_card(actions)
         weighs = in_game(self.weigh_worlds, game) and (
-            in_game(self.weigh_contracts, game) or chooses_a_card(listed)
+            in_game(self.weigh_contracts, game) or card_play
         )
         sampler = WorldSampler(view, hidden, sample_placement, game_spec(game).direction, weighs)
         draw_units = sampler.work_per_world
         world = sampler.draw(rng)
-        candidates = (
-            [parse_action(text) for text in listed]
-            if listed
-            else self._set_candidates(world, seat, rng)
-        )
+        candidates = actions if actions else self._set_candidates(world, seat, rng)
         if len(candidates) == 1:
             return format_action(candidates[0])
         # The rule-based choice goes first, so that it wins ties.
@@ -245,9 +243,7 @@ class SearchStrategy:
                     self.bank.settle(seat, draw_units)
                 return format_action(candidates[0])
         plans = in_game(self.plan_game, game)
-        races = self.adaptive and (
-            self.race_contracts or all(action.kind == PLAY_CARD for action in candidates)
-        )
+        races = self.adaptive and (self.race_contracts or card_play)
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
         values: list[list[float]] = [[] for _ in candidates]
         alive = list(range(len(candidates)))

@@ -46,6 +46,13 @@ from cardtable_tools.player_spec import parse_player
 
 #: Chance that a position with a choice of cards is taken: spreads them over the deal.
 TAKE_CHANCE = 0.12
+#: The phases of each game whose decisions are listed actions (Hearts' pass is a set of cards).
+PHASES_WITH_CHOICES = {
+    "whist": ("play", "bid"),
+    "belote": ("play", "bid"),
+    "358": ("play", "contract"),
+    "hearts": ("play",),
+}
 #: A progress line on stderr every this many positions weighed.
 PROGRESS_EVERY = 10
 
@@ -154,6 +161,9 @@ def main(argv: list[str] | None = None) -> None:
         "--phase", default="play", help="where positions are taken: play (default), bid, contract"
     )
     args = parser.parse_args(argv)
+    if args.phase not in PHASES_WITH_CHOICES[args.game]:
+        phases = ", ".join(PHASES_WITH_CHOICES[args.game])
+        parser.error(f"{args.game} has listed choices in these phases only: {phases}")
     players = args.players or (3 if args.game == "358" else 4)
     named = [parse_player(text) for text in args.player or ["search:budget_ms=50"]]
     rng = random.Random(args.seed)
