@@ -10,7 +10,7 @@ import pytest
 
 from cardtable.bots import budget, racing
 from cardtable.bots.budget import MOST_BUDGETS_A_MOVE, MOST_BUDGETS_BANKED, WorkBank
-from cardtable.bots.racing import DROP_Z, MIN_WORLDS, leader, still_in_race
+from cardtable.bots.racing import DROP_Z, MIN_WORLDS, clearly_ahead, leader, still_in_race
 
 
 def test_no_candidate_leaves_before_every_one_met_enough_worlds() -> None:
@@ -43,6 +43,16 @@ def test_two_candidates_equal_in_every_world_are_one_and_the_earlier_stays() -> 
     assert len(same) >= MIN_WORLDS
     assert still_in_race([0, 1, 2], [[-4.0] * len(same), same, list(same)]) == [1]
     assert leader([1, 2], [[], same, list(same)]) == 1
+
+
+def test_clearly_ahead_needs_a_mean_difference_beyond_z_standard_errors() -> None:
+    # Differences of 2 and 0 in turn over 12 worlds: 3.3 standard errors.
+    ahead, behind = [2.0, 0.0] * 6, [0.0] * 12
+    assert clearly_ahead(ahead, behind, 3.0) and not clearly_ahead(ahead, behind, 3.5)
+    assert not clearly_ahead(behind, ahead, 0.0)
+    assert clearly_ahead([1.0] * 3, [0.0] * 3, 100.0)  # a constant difference is certain
+    assert not clearly_ahead([5.0] * 3, [5.0] * 3, 0.0)  # equal is not ahead
+    assert not clearly_ahead([9.0], [0.0], 0.0)  # one world proves nothing
 
 
 def test_only_the_candidates_still_in_the_race_are_compared() -> None:

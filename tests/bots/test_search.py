@@ -11,7 +11,9 @@ import random
 
 import pytest
 
+from cardtable.bots.rules import rules_action
 from cardtable.bots.search import SearchStrategy, deal_advantage
+from cardtable.engine.actions import format_action
 from cardtable.engine.cards import SUIT_OF
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
@@ -159,3 +161,35 @@ def test_without_weighing_contracts_a_bid_draws_uniform_worlds_and_a_play_weighe
                 plain.last_worlds,
                 plain.last_work,
             )
+
+
+def test_a_contract_margin_keeps_the_rule_based_bid_unless_another_is_clearly_better() -> None:
+    """With a margin only a certain difference could clear, every bid is the rule-based one;
+    without one the search bids otherwise at some positions. Card plays are not held to it."""
+    positions = list(random_positions("whist", 4, {}, seed=5, count=300))
+    bids = [state for state in positions if state.phase == "bid"][:12]
+    plays = [
+        state
+        for state in positions
+        if state.phase == "play" and len(state.legal_actions(state.to_act()[0])) > 2
+    ][:12]
+    assert len(bids) == len(plays) == 12
+    departed = 0
+    for state in bids:
+        seat = state.to_act()[0]
+        observation = state.observation(seat)
+        held = SearchStrategy(worlds=30, contract_margin_z=50.0)
+        free = SearchStrategy(worlds=30)
+        rules_bid = format_action(rules_action(state, seat))
+        assert held.choose(observation, random.Random(1)) == rules_bid
+        departed += free.choose(observation, random.Random(1)) != rules_bid
+    assert departed > 0
+    for state in plays:
+        observation = state.observation(state.to_act()[0])
+        held = SearchStrategy(worlds=30, contract_margin_z=50.0)
+        free = SearchStrategy(worlds=30)
+        assert held.choose(observation, random.Random(2)) == free.choose(
+            observation, random.Random(2)
+        )
+    with pytest.raises(ValueError):
+        SearchStrategy(contract_margin_z=-1.0)

@@ -47,7 +47,7 @@ from cardtable.bots.budget import WorkBank
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, outlook
-from cardtable.bots.racing import leader, still_in_race
+from cardtable.bots.racing import clearly_ahead, leader, still_in_race
 from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import keen_action, rules_action
 from cardtable.engine.actions import PLAY_CARD, Action, format_action, parse_action
@@ -171,10 +171,13 @@ class SearchStrategy:
         merge_interchangeable: bool = False,
         race_contracts: bool = True,
         weigh_contracts: bool | Collection[str] = True,
+        contract_margin_z: float = 0.0,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             names = ", ".join(PLAYOUT_POLICIES)
             raise ValueError(f"unknown playout policy {playout!r}: use one of {names}")
+        if contract_margin_z < 0:
+            raise ValueError("the contract margin is a number of standard errors, 0 or more")
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
             raise ValueError("the budget and the number of worlds must be positive")
         self.budget_ms = float(budget_ms)
@@ -204,6 +207,10 @@ class SearchStrategy:
         #: every game, or in those named); off, they are drawn uniformly and only card plays
         #: are weighed.
         self.weigh_contracts = weigh_contracts
+        #: A bid or contract choice other than the rule-based one is made only when it beats
+        #: that one by this many standard errors, world by world: with few worlds and many
+        #: bids, the best-looking bid is most often the one whose worlds happened to be kind.
+        self.contract_margin_z = float(contract_margin_z)
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -270,7 +277,15 @@ class SearchStrategy:
         self.last_worlds, self.last_work = drawn, work
         if self.bank:
             self.bank.settle(seat, work)
-        return format_action(candidates[leader(alive, values)])
+        chosen = leader(alive, values)
+        margin = self.contract_margin_z if actions and not card_play else 0.0
+        stands = (
+            not margin
+            or chosen == 0
+            or 0 not in alive
+            or clearly_ahead(values[chosen], values[0], margin)
+        )
+        return format_action(candidates[chosen if stands else 0])
 
     def _set_candidates(self, world: GameState, seat: int, rng: random.Random) -> list[Action]:
         """The rule-based choice of cards, and variants with one card swapped for another."""
