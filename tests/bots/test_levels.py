@@ -50,6 +50,8 @@ def test_only_hard_weighs_its_worlds_plans_races_and_plays_out_keenly() -> None:
     assert set(hard.plan_game) == {"whist", "358", "hearts"}  # type: ignore[arg-type]
     assert (hard.merge_interchangeable, hard.playout) == (True, "keen")
     assert set(hard.weigh_worlds) == {"whist", "358", "belote"}  # type: ignore[arg-type]
+    # Belote's takes and names draw uniform worlds: weighing them did not beat the search.
+    assert set(hard.weigh_contracts) == {"whist", "358"}  # type: ignore[arg-type]
 
 
 def test_levels_are_names_a_table_may_give_and_climb_by_budget() -> None:

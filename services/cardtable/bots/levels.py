@@ -15,7 +15,8 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
   from what the seat has seen, each played out by the rule-based player.
 - ``hard`` is the search at five times that, and smarter: in Whist, 3-5-8 and Belote it draws
   its deals in proportion to how well they explain the others' bids, contracts and, in Whist
-  and 3-5-8, plays (``bots/beliefs.py``), and (but in Belote) values a deal's end for the rest
+  and 3-5-8, plays (``bots/beliefs.py``; in Belote its own take or name draws them uniformly),
+  and (but in Belote) values a deal's end for the rest
   of the game too: the win, Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``).
   Its budget is
   an average:
@@ -58,6 +59,11 @@ class Level:
 #: the budget, which costs more than the better worlds gain (docs/proving-it.md, "Levels").
 WEIGHS_WORLDS_IN = ("whist", "358", "belote")
 
+#: The games where hard draws a bid's or contract choice's worlds weighted too. Not Belote:
+#: there hard drawing takes and names uniformly beat the search at 200 ms over 720 games, and
+#: was level with it weighing them over 240 (docs/proving-it.md, "Settings the figures chose").
+WEIGHS_CONTRACTS_IN = ("whist", "358")
+
 #: The games where hard values a deal's end for the rest of the game (``bots/outlook.py``).
 #: Not Belote: there hard planning fell well behind the search at 200 ms and level with it
 #: without (docs/proving-it.md, "Settings the figures chose").
@@ -74,6 +80,7 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
                 {
                     "budget_ms": 100.0,
                     "weigh_worlds": WEIGHS_WORLDS_IN,
+                    "weigh_contracts": WEIGHS_CONTRACTS_IN,
                     "plan_game": PLANS_GAME_IN,
                     "adaptive": True,
                     "merge_interchangeable": True,
