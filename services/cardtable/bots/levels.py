@@ -16,17 +16,14 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
 - ``hard`` is the search at five times that, and smarter: in Whist, 3-5-8 and Belote it draws
   its deals in proportion to how well they explain the others' bids, contracts and, in Whist
   and 3-5-8, plays (``bots/beliefs.py``; in Belote its own take or name draws them uniformly),
-  and (but in Belote) values a deal's end for the rest
-  of the game too: the win, Whist runs, 3-5-8 contracts still to play (``bots/outlook.py``).
-  Its budget is
-  an average:
-  it stops weighing a move once one candidate is clearly best and spends what that leaves on
-  the seat's close moves (``bots/racing.py``, ``bots/budget.py``); it weighs one card of each
-  group of interchangeable ones (``engine/interchangeable.py``); its playouts are the keen
-  rule-based player, which in Hearts and Belote plays with a few habits of stronger players
-  (``bots/rules``). It stays
-  below the plain ``search`` default (200 ms) so that a table of hard players costs the bot
-  service a bounded share of a core.
+  and (but in Belote) values a deal's end for the rest of the game too: the win, Whist runs,
+  3-5-8 contracts still to play (``bots/outlook.py``). Its budget is an average: it stops
+  weighing a move once one candidate is clearly best and spends what that leaves on the
+  seat's close moves (``bots/racing.py``, ``bots/budget.py``); it weighs one card of each group
+  of interchangeable ones (``engine/interchangeable.py``); its playouts are the keen rule-based
+  player, which in Hearts and Belote plays with a few habits of stronger players
+  (``bots/rules``). It stays below the plain ``search`` default (200 ms) so that a table of
+  hard players costs the bot service a bounded share of a core.
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 

@@ -142,7 +142,7 @@ def chooses_a_card(actions: Sequence[Action]) -> bool:
 def one_of_each_kind(world: GameState, seat: int, candidates: list[Action]) -> list[Action]:
     """The first of each group of interchangeable card plays among ``candidates``, in their
     order; other actions (bids, passes) as they are."""
-    if any(action.kind != PLAY_CARD for action in candidates):
+    if not chooses_a_card(candidates):
         return candidates
     groups = world.interchangeable_plays(seat, [action.card for action in candidates])
     firsts = {group[0] for group in groups}

@@ -36,9 +36,15 @@ from cardtable.bots.observation import normalise_observation
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.rules import rules_action
-from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy, evaluate, rules_policy
+from cardtable.bots.search import (
+    WORK_UNITS_PER_MS,
+    SearchStrategy,
+    chooses_a_card,
+    evaluate,
+    rules_policy,
+)
 from cardtable.bots.strategy import Strategy
-from cardtable.engine.actions import PLAY, PLAY_CARD, Action, format_action, parse_action
+from cardtable.engine.actions import PLAY, Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
@@ -101,7 +107,7 @@ def as_one_move(state: GameState, values: Mapping[Action, float]) -> dict[Action
     the rule-based player's choices among its other cards, which would otherwise count as the
     regret of the player that weighs one card of the group."""
     moves = list(values)
-    if any(move.kind != PLAY_CARD for move in moves):
+    if not chooses_a_card(moves):
         return dict(values)
     seat = state.to_act()[0]
     evened = dict(values)
