@@ -18,10 +18,15 @@ from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
 from cardtable.engine.games.belote.rules import POINTS, STRENGTH, BeloteState
 from cardtable.engine.games.hearts.rules import HEARTS, PLAY_PHASE, HeartsState
+from cardtable.engine.games.whist.rules import WhistState, deal_sizes
 from cardtable.engine.registry import game_spec
 from tests.bots.positions import random_positions
 from tests.engine.test_belote import dealt, play_tricks, take_at
 from tests.engine.test_three_five_eight import deck_order, new_state, resume_after_deal_one
+from tests.engine.test_whist import bid_round as whist_bid_round
+from tests.engine.test_whist import deck_order as whist_deck_order
+from tests.engine.test_whist import new_game as whist_game
+from tests.engine.test_whist import next_deal, skip_deals
 
 
 def hearts_deal(hands: dict[int, str], first_dealer: int = 3) -> HeartsState:
@@ -227,9 +232,39 @@ def test_hearts_live_play_agrees_with_its_reading_of_the_tricks() -> None:
     assert compared > 100
 
 
-@pytest.mark.parametrize(("game", "players"), [("whist", 4), ("358", 3)])
-def test_keen_play_is_the_plain_play_in_whist_and_358(game: str, players: int) -> None:
-    for state in random_positions(game, players, {}, seed=3, count=40):
+def whist_trick_one(hands: list[str], turned: str, bids: dict[int, int]) -> WhistState:
+    """A 4-seat Whist deal of ``len(hands[0])`` cards each (seat 0 dealing, so seat 1 bids and
+    leads first), bid with ``bids`` (others bid their first legal bid), before its first card."""
+    deal_index = deal_sizes(4).index(len(parse_cards(hands[0])))
+    state = whist_game(4, first_dealer=-deal_index % 4)
+    while next_deal(state)[1] != len(parse_cards(hands[0])):
+        skip_deals(state, 1)
+    assert next_deal(state)[0] == 0
+    state.deal(whist_deck_order(state, hands, turned))
+    whist_bid_round(state, bids)
+    return state
+
+
+def test_keen_whist_keeps_its_master_trump_for_the_trick_it_still_needs() -> None:
+    # Seat 2 bid one and holds the ace of trump: taking this heart trick would make two.
+    hands = ["7C 8C 9C", "QH 7D 8D", "AS AH 9H", "10C JC QC"]
+    state = whist_trick_one(hands, turned="7S", bids={2: 1})
+    state.apply(1, parse_action("play QH"))
+    assert rules_action(state, 2) == parse_action("play AH")
+    assert keen_action(state, 2) == parse_action("play 9H")
+
+
+def test_keen_whist_leads_the_card_likeliest_to_lose() -> None:
+    # Seat 1 bid nothing: its low club has only three clubs above it out, its nine of diamonds five.
+    hands = ["7C QD KD AD 7S", "8C 9C 10C JC 9D", "QC KC AC 8D 8S", "10D JD 9S 10S JS"]
+    state = whist_trick_one(hands, turned="7H", bids={1: 0})
+    assert state.to_act() == (1,)
+    assert rules_action(state, 1) == parse_action("play 8C")
+    assert keen_action(state, 1) == parse_action("play 9D")
+
+
+def test_keen_358_plays_the_plain_rules() -> None:
+    for state in random_positions("358", 3, {}, seed=3, count=40):
         seat = state.to_act()[0]
         assert keen_action(state, seat) == rules_action(state, seat)
 

@@ -21,7 +21,7 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
   weighing a move once one candidate is clearly best and spends what that leaves on the
   seat's close moves (``bots/racing.py``, ``bots/budget.py``); it weighs one card of each group
   of interchangeable ones (``engine/interchangeable.py``); its playouts are the keen rule-based
-  player, which in Hearts and Belote plays with a few habits of stronger players
+  player, which in Hearts, Belote and Whist plays with a few habits of stronger players
   (``bots/rules``). It stays below the plain ``search`` default (200 ms) so that a table of
   hard players costs the bot service a bounded share of a core.
 

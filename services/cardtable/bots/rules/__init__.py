@@ -9,9 +9,11 @@ states without going through observations.
 :func:`keen_action` is the rule-based player with a few habits of stronger players, which make
 playouts closer to real play: in Hearts it fishes for the queen of spades, leads low from
 short suits and unloads high cards on tricks without points; in Belote it cashes its masters,
-trusts a winning partner and plays second hand low. It is the hard level's playout; the
-``rules`` strategy (the easy level) and the plain search keep :func:`rules_action`, so the
-ladder's lower rungs and the search it is measured against stay what they were.
+trusts a winning partner and plays second hand low; in Whist it keeps its masters of trump for
+the tricks it still needs and leads the card likeliest to lose once it wants no more. It is
+the hard level's playout; the ``rules`` strategy (the easy level) and the plain search keep
+:func:`rules_action`, so the ladder's lower rungs and the search it is measured against stay
+what they were.
 """
 
 from __future__ import annotations
@@ -47,9 +49,12 @@ def rules_action(state: GameState, seat: int) -> Action:
 
 def keen_action(state: GameState, seat: int) -> Action:
     """:func:`rules_action` with the habits of :func:`cardtable.bots.rules.hearts.act_keen`
-    in Hearts and :func:`cardtable.bots.rules.belote.act_keen` in Belote."""
+    in Hearts, :func:`cardtable.bots.rules.belote.act_keen` in Belote and
+    :func:`cardtable.bots.rules.whist.act_keen` in Whist."""
     if type(state) is HeartsState:
         return hearts.act_keen(state, seat)
     if type(state) is BeloteState:
         return belote.act_keen(state, seat)
+    if type(state) is WhistState:
+        return whist.act_keen(state, seat)
     return rules_action(state, seat)

@@ -6,7 +6,13 @@ import random
 import statistics
 from collections.abc import Sequence
 
-from cardtable.bots.rules.common import FinishedTricks, play_for_tricks
+from cardtable.bots.rules.common import (
+    ABOVE,
+    FinishedTricks,
+    is_master,
+    play_for_tricks,
+    played_cards,
+)
 from cardtable.engine.actions import BIDS, PLAY, Action
 from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
 from cardtable.engine.games.whist.rules import (
@@ -141,3 +147,45 @@ def act(state: WhistState, seat: int) -> Action:
     if state.phase == BID_PHASE:
         return choose_bid(state, seat)
     return choose_play(state, seat)
+
+
+def sure_tricks(hand: Sequence[Card], known: set[Card], trump: int) -> int:
+    """The masters of trump in ``hand``: each wins a trick whatever the others hold, if kept
+    to the end. A plain master is not sure: its suit may never be led while the seat is off
+    lead, and it is then thrown away."""
+    return sum(1 for card in hand if SUIT_OF[card] == trump and is_master(card, known))
+
+
+def act_keen(state: WhistState, seat: int) -> Action:
+    """:func:`act` with two habits of stronger players, for the hard level's playouts.
+    Counting sure tricks: a seat that still needs tricks but holds masters of trump enough for
+    them loses the tricks it could take with other cards, as each would be one too many.
+    Leading to lose: a seat that wants no more tricks leads the plain card most likely to be
+    beaten, the one with the most higher cards of its suit still out, not simply its lowest."""
+    if state.phase == BID_PHASE:
+        return choose_bid(state, seat)
+    hand = state.hands[seat]
+    legal = [action.card for action in state.legal_actions(seat)]
+    trick, tricks, trump = state.trick, state.tricks, state.trump
+    bid = state.bids[seat] or 0
+    want = state.tricks_won[seat] < bid
+    if len(legal) > 1:
+        known = played_cards(tricks, hand)
+        if want and trick and sure_tricks(hand, known, trump) >= bid - state.tricks_won[seat]:
+            want = False
+        elif not want and not trick:
+            return PLAY[likeliest_to_lose(legal, known, state.cards, trump)]
+    return PLAY[play_for_tricks(hand, legal, trick, trump, state.num_players, want, tricks)]
+
+
+def likeliest_to_lose(
+    legal: Sequence[Card], known: set[Card], deck: Sequence[Card], trump: int
+) -> Card:
+    """The lead least likely to win its trick: a plain card before a trump, then the one with
+    the most higher cards of its suit in the deck and not ``known``, then the lowest."""
+    dealt = set(deck)
+
+    def higher_out(card: Card) -> int:
+        return sum(1 for higher in ABOVE[card] if higher in dealt and higher not in known)
+
+    return max(legal, key=lambda card: (SUIT_OF[card] != trump, higher_out(card), -RANK_OF[card]))
