@@ -167,25 +167,23 @@ def act_keen(state: WhistState, seat: int) -> Action:
     hand = state.hands[seat]
     legal = [action.card for action in state.legal_actions(seat)]
     trick, tricks, trump = state.trick, state.tricks, state.trump
-    bid = state.bids[seat] or 0
-    want = state.tricks_won[seat] < bid
+    need = (state.bids[seat] or 0) - state.tricks_won[seat]
+    want = need > 0
     if len(legal) > 1:
         known = played_cards(tricks, hand)
-        if want and trick and sure_tricks(hand, known, trump) >= bid - state.tricks_won[seat]:
+        if want and trick and sure_tricks(hand, known, trump) >= need:
             want = False
         elif not want and not trick:
-            return PLAY[likeliest_to_lose(legal, known, state.cards, trump)]
+            return PLAY[likeliest_to_lose(legal, known, trump)]
     return PLAY[play_for_tricks(hand, legal, trick, trump, state.num_players, want, tricks)]
 
 
-def likeliest_to_lose(
-    legal: Sequence[Card], known: set[Card], deck: Sequence[Card], trump: int
-) -> Card:
+def likeliest_to_lose(legal: Sequence[Card], known: set[Card], trump: int) -> Card:
     """The lead least likely to win its trick: a plain card before a trump, then the one with
-    the most higher cards of its suit in the deck and not ``known``, then the lowest."""
-    dealt = set(deck)
+    the most higher cards of its suit not ``known``, then the lowest. The deck holds every
+    rank above its lowest, so the cards above a card are all in it."""
 
     def higher_out(card: Card) -> int:
-        return sum(1 for higher in ABOVE[card] if higher in dealt and higher not in known)
+        return sum(1 for higher in ABOVE[card] if higher not in known)
 
     return max(legal, key=lambda card: (SUIT_OF[card] != trump, higher_out(card), -RANK_OF[card]))
