@@ -235,9 +235,9 @@ def test_hearts_live_play_agrees_with_its_reading_of_the_tricks() -> None:
 def whist_trick_one(hands: list[str], turned: str, bids: dict[int, int]) -> WhistState:
     """A 4-seat Whist deal of ``len(hands[0])`` cards each (seat 0 dealing, so seat 1 bids and
     leads first), bid with ``bids`` (others bid their first legal bid), before its first card."""
-    deal_index = deal_sizes(4).index(len(parse_cards(hands[0])))
-    state = whist_game(4, first_dealer=-deal_index % 4)
-    while next_deal(state)[1] != len(parse_cards(hands[0])):
+    cards_each = len(parse_cards(hands[0]))
+    state = whist_game(4, first_dealer=-deal_sizes(4).index(cards_each) % 4)
+    while next_deal(state)[1] != cards_each:
         skip_deals(state, 1)
     assert next_deal(state)[0] == 0
     state.deal(whist_deck_order(state, hands, turned))

@@ -170,11 +170,10 @@ def act_keen(state: WhistState, seat: int) -> Action:
     need = (state.bids[seat] or 0) - state.tricks_won[seat]
     want = need > 0
     if len(legal) > 1:
-        known = played_cards(tricks, hand)
-        if want and trick and sure_tricks(hand, known, trump) >= need:
-            want = False
+        if want and trick:
+            want = sure_tricks(hand, played_cards(tricks, hand), trump) < need
         elif not want and not trick:
-            return PLAY[likeliest_to_lose(legal, known, trump)]
+            return PLAY[likeliest_to_lose(legal, played_cards(tricks, hand), trump)]
     return PLAY[play_for_tricks(hand, legal, trick, trump, state.num_players, want, tricks)]
 
 
