@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import psutil
@@ -18,7 +19,7 @@ import pytest
 
 from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy
 from cardtable.cli.main import main
-from cardtable_tools import tournament
+from cardtable_tools import deal_breakdown, tournament
 from cardtable_tools.commands import tournament as tournament_command
 from cardtable_tools.commands.tournament import tournament_estimate
 from cardtable_tools.tournament import (
@@ -143,7 +144,7 @@ def test_a_rotation_repeating_a_seating_gives_way_to_a_new_board() -> None:
     options = {"quick": "true"}
     distinct = play_board("hearts", seats, 4, 0, options)
     every = play_board("hearts", seats, 4, 0, options, every_rotation=True)
-    assert [seating for seating, _, _ in every] == [tuple(seats), tuple(seats[1:] + seats[:1])] * 2
+    assert [game.seating for game in every] == [tuple(seats), tuple(seats[1:] + seats[:1])] * 2
     assert distinct == every[:2]
     for every_rotation, boards in ((False, 4), (True, 2)):
         report = run_tournament("hearts", seats, 8, 4, options=options,
@@ -372,6 +373,96 @@ def test_the_estimate_follows_how_fast_this_machine_does_the_searchs_work(
     assert estimate(100.0) > 20 * estimate(1.0)
 
 
-def test_the_command_line_examples_hold() -> None:
-    results = doctest.testmod(tournament_command)
+@pytest.mark.parametrize(
+    "module", [tournament_command, tournament, deal_breakdown], ids=lambda m: m.__name__
+)
+def test_the_docstring_examples_hold(module: ModuleType) -> None:
+    results = doctest.testmod(module)
     assert results.attempted > 0 and results.failed == 0
+
+
+#: Deals a game has, by cards each: Whist's grow to eight and back (four players), the others
+#: deal the same hand every time.
+@pytest.mark.parametrize(
+    ("game", "seats", "options"),
+    [
+        ("whist", ["rules", "random", "rules", "random"], {}),
+        ("358", ["rules", "random", "random"], {}),
+        ("belote", ["rules", "random", "rules", "random"], {}),
+        ("hearts", ["rules", "random", "random", "rules"], {"quick": "true"}),
+    ],
+)
+def test_the_deal_breakdown_adds_up_to_the_games(
+    game: str, seats: list[str], options: dict[str, str]
+) -> None:
+    """A strategy's advantage in each deal size, times the deals of that size, adds up to its
+    advantage per game; every trick of a deal is some seat's; the rest of the report is what
+    a tournament without the breakdown gives."""
+    games = 8 if game != "358" else 9
+    report = run_tournament(game, seats, games, 3, options=options, by_deal=True)
+    plain = run_tournament(game, seats, games, 3, options=options)
+    assert {key: value for key, value in report.items() if key not in ("by_deal", "seconds")} == {
+        key: value for key, value in plain.items() if key != "seconds"
+    }
+    rows = report["by_deal"]
+    for name in ("rules", "random"):
+        from_deals = sum(row["advantage"] * row["deals"] for row in rows[name]) / report["games"]
+        assert from_deals == pytest.approx(report[name]["advantage"], abs=0.01)
+    deals = {name: {row["cards_each"]: row for row in rows[name]} for name in rows}
+    assert deals["rules"].keys() == deals["random"].keys()
+    for size, row in deals["rules"].items():
+        other = deals["random"][size]
+        assert row["deals"] == other["deals"] > 0
+        taken = sum(deals[name][size]["tricks"] * seats.count(name) for name in rows)
+        if game != "belote":  # a Belote deal all four pass has no tricks
+            assert taken == pytest.approx(size, abs=0.01)
+    if game == "whist":
+        assert sorted(deals["rules"]) == list(range(1, 9))
+        # four one-card deals at each end, four of eight cards in the middle
+        assert (deals["rules"][1]["deals"], deals["rules"][8]["deals"]) == (8 * games, 4 * games)
+        middle = [row["deals"] for size, row in deals["rules"].items() if 1 < size < 8]
+        assert middle == [2 * games] * 6
+        for row in rows["rules"]:
+            assert 0 <= row["exact_rate"] + row["over_rate"] <= 1
+            assert 0 <= row["bid"] <= row["cards_each"]
+    else:
+        assert all("bid" not in row for entries in rows.values() for row in entries)
+        assert len(rows["rules"]) == 1
+
+
+def test_whist_rates_count_the_bids_made_exactly_and_exceeded() -> None:
+    """The breakdown's bid figures, counted again from the deals it read."""
+    lines = [
+        deal_breakdown.DealLine("a", 3, 6, 1.0, 1, 1),  # exact
+        deal_breakdown.DealLine("a", 3, -2, 1.0, 2, 0),  # over by two
+        deal_breakdown.DealLine("a", 3, -1, 1.0, 0, 1),  # under
+        deal_breakdown.DealLine("a", 3, 5, 1.0, 0, 0),  # exact
+        deal_breakdown.DealLine("b", 3, 0, -1.0, 2, 3),
+        deal_breakdown.DealLine("b", 3, 0, -1.0, 1, 3),
+    ]
+    (row,) = deal_breakdown.breakdown(lines, {"a": 2, "b": 1})["a"]
+    assert row == {
+        "cards_each": 3,
+        "deals": 2,
+        "mean_score": 2.0,
+        "advantage": 1.0,
+        "tricks": 0.75,
+        "bid": 0.5,
+        "exact_rate": 0.5,
+        "over_rate": 0.25,
+    }
+
+
+def test_the_command_line_breaks_a_tournament_down_by_deal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["tournament", "--game", "whist", "--seats", "rules,random,rules", "--games", "3",
+            "--seed", "1", "--workers", "1", "--by-deal"]  # fmt: skip
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [row["cards_each"] for row in report["by_deal"]["rules"]] == list(range(1, 9))
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "by deal size" in printed
+    for column in ("cards each", "advantage/deal", "exact", "over"):
+        assert column in printed

@@ -31,7 +31,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy
@@ -41,6 +42,7 @@ from cardtable.engine.cards import Card
 from cardtable.engine.game import GameSpec
 from cardtable.engine.ranking import win_shares as seat_win_shares
 from cardtable.engine.registry import game_spec
+from cardtable_tools.deal_breakdown import DealLine, DealTally, breakdown
 
 #: Two-sided 95% quantiles of Student's t for 1 to 30 degrees of freedom; 1.96 beyond.
 T_975 = (
@@ -117,23 +119,27 @@ def play_game(
     strategies: Sequence[Strategy],
     rngs: Sequence[random.Random],
     choices: list[int] | None = None,
+    tally: DealTally | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Play one whole game on ``board``'s cards; each seat sees only its observation.
 
-    ``choices``, if given, counts for each seat the moves where it had more than one.
+    ``choices``, if given, counts for each seat the moves where it had more than one;
+    ``tally``, if given, reads the game's facts deal by deal.
     """
     state = spec.new_game(len(strategies), options, board.first_dealer)
     deals = 0
     while not state.is_over():
         if state.needs_deal():
-            state.deal(board.deck_order(deals))
+            facts = state.deal(board.deck_order(deals))
             deals += 1
-            continue
-        seat = state.to_act()[0]
-        if choices is not None and len(state.legal_actions(seat)) != 1:
-            choices[seat] += 1  # none listed: a set of cards to choose
-        text = strategies[seat].choose(state.observation(seat), rngs[seat])
-        state.apply(seat, parse_action(text))
+        else:
+            seat = state.to_act()[0]
+            if choices is not None and len(state.legal_actions(seat)) != 1:
+                choices[seat] += 1  # none listed: a set of cards to choose
+            text = strategies[seat].choose(state.observation(seat), rngs[seat])
+            facts = state.apply(seat, parse_action(text))
+        if tally is not None:
+            tally.read(facts)
     places = state.places()
     assert places is not None
     return tuple(state.totals), places
@@ -382,8 +388,14 @@ def estimate_game(
     )
 
 
-#: One game of a board: the strategy at each seat, the final totals and the places.
-BoardGame = tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]
+class BoardGame(NamedTuple):
+    """One game of a board."""
+
+    seating: tuple[str, ...]
+    totals: tuple[int, ...]
+    places: tuple[int, ...]
+    #: Each seat's deals, when the tournament breaks its figures down by deal.
+    deals: tuple[DealLine, ...] = ()
 
 
 def play_board(
@@ -394,9 +406,10 @@ def play_board(
     options: Mapping[str, Any] | None = None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None = None,
     every_rotation: bool = False,
+    by_deal: bool = False,
 ) -> list[BoardGame]:
     """The rotations of ``names`` round the seats (:func:`board_seatings`) on board
-    ``board_number``'s cards.
+    ``board_number``'s cards; with ``by_deal``, each game's deals too.
 
     A function of its arguments alone (the strategies are made afresh), so that any process
     can play any board and give the same games.
@@ -409,10 +422,14 @@ def play_board(
         rngs = [
             random.Random(f"{seed}/{board_number}/{rotation}/{seat}") for seat in range(players)
         ]
+        tally = None
+        if by_deal:
+            advantages = partial(game_advantages, seating, lower_is_better=spec.lower_is_better)
+            tally = DealTally(seating, advantages)
         totals, places = play_game(
-            spec, options, board, [strategies[name] for name in seating], rngs
+            spec, options, board, [strategies[name] for name in seating], rngs, tally=tally
         )
-        played.append((seating, totals, places))
+        played.append(BoardGame(seating, totals, places, tuple(tally.lines) if tally else ()))
     return played
 
 
@@ -450,9 +467,10 @@ def _boards_played(
     options: Mapping[str, Any] | None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None,
     every_rotation: bool,
+    by_deal: bool,
 ) -> Iterator[list[BoardGame]]:
     """Each board's games, in board order; played by ``workers`` processes if more than one."""
-    board_args = (options, strategy_options, every_rotation)
+    board_args = (options, strategy_options, every_rotation, by_deal)
     if workers <= 1 or boards <= 1:
         for number in range(boards):
             yield play_board(game, names, seed, number, *board_args)
@@ -485,6 +503,7 @@ def run_tournament(
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
     every_rotation: bool = False,
+    by_deal: bool = False,
 ) -> dict[str, Any]:
     """Play about ``games`` games (rounded up to whole boards) and report each strategy.
 
@@ -496,7 +515,8 @@ def run_tournament(
     how many games would take that interval clear of zero: :func:`boards_to_clear`); ``ladder``, the
     strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
     ``workers`` and ``seconds``. ``workers`` processes play the boards; the report is the same
-    for any number of them but for ``workers`` and ``seconds``.
+    for any number of them but for ``workers`` and ``seconds``. With ``by_deal`` it holds
+    ``by_deal`` too: each strategy's deals by size (``deal_breakdown.breakdown``).
     """
     spec, names, _ = _line_up(game, seats, options, strategy_options)
     players = len(names)
@@ -508,11 +528,13 @@ def run_tournament(
     started = time.perf_counter()
     done = 0
     played = _boards_played(
-        game, names, seed, boards, workers, options, strategy_options, every_rotation
+        game, names, seed, boards, workers, options, strategy_options, every_rotation, by_deal
     )
+    deal_lines: list[DealLine] = []
     for board_games in played:
         advantages: dict[str, list[float]] = {name: [] for name in stats}
-        for seating, totals, places in board_games:
+        for seating, totals, places, deals in board_games:
+            deal_lines.extend(deals)
             for name, advantage in game_advantages(seating, totals, spec.lower_is_better).items():
                 advantages[name].append(advantage)
             for name, share in win_shares(seating, places, spec.teams).items():
@@ -545,6 +567,8 @@ def run_tournament(
             "games_to_clear": _games(boards_to_clear(entry.board_advantages), per_board),
         }
     report["ladder"] = strength_ladder(report)
+    if by_deal:
+        report["by_deal"] = breakdown(deal_lines, {name: names.count(name) for name in stats})
     return report
 
 

@@ -54,6 +54,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 progress=progress.update,
                 workers=workers,
                 every_rotation=args.every_rotation,
+                by_deal=args.by_deal,
             )
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
@@ -62,6 +63,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         print(json.dumps(report))
         return 0
     report_console(stderr=False).print(ladder_table(report))
+    if args.by_deal:
+        report_console(stderr=False).print(deal_table(report))
     report_console(stderr=False).print(
         f"{report['seconds']} s in {report['workers']} "
         f"process{'es' if report['workers'] > 1 else ''}; advantage: own score minus the other "
@@ -155,6 +158,38 @@ def ladder_table(report: dict[str, Any]) -> Table:
     return table
 
 
+def deal_table(report: dict[str, Any]) -> Table:
+    """Each strategy's deals by size, the strategies side by side within a size: where the
+    advantage of the ladder above is won or lost."""
+    rows = report["by_deal"]
+    bids = any("bid" in row for entries in rows.values() for row in entries)
+    table = Table(title=f"{report['game']}: by deal size (per seat, mean over deals)")
+    columns = ["cards each", "strategy", "deals", "mean score", "advantage/deal", "tricks"]
+    if bids:
+        columns += ["bid", "exact", "over"]
+    for column in columns:
+        table.add_column(column, justify="right")
+    sizes = sorted({row["cards_each"] for entries in rows.values() for row in entries})
+    for size in sizes:
+        for name in report["ladder"]:
+            row = next((row for row in rows[name] if row["cards_each"] == size), None)
+            if row is None:
+                continue
+            cells = [
+                str(size),
+                name,
+                f"{row['deals']:,}",
+                f"{row['mean_score']:.2f}",
+                f"{row['advantage']:+.2f}",
+                f"{row['tricks']:.2f}",
+            ]
+            if bids:
+                rates = (f"{row['exact_rate']:.1%}", f"{row['over_rate']:.1%}")
+                cells += [f"{row['bid']:.2f}", *rates]
+            table.add_row(*cells, end_section=name == report["ladder"][-1])
+    return table
+
+
 #: A tournament expected to take longer than this says how to make it shorter.
 LONG_TOURNAMENT_SECONDS = 300.0
 
@@ -221,6 +256,12 @@ def register(commands: Subcommands) -> None:
         type=int,
         default=0,
         help="processes playing boards at once (default: one per core; 1 plays in this one)",
+    )
+    tour.add_argument(
+        "--by-deal",
+        action="store_true",
+        help="also break each strategy's figures down by deal size: score, advantage, tricks "
+        "and, in Whist, bids and how often they were exact or exceeded",
     )
     tour.add_argument("--chart", metavar="FILE", help="also draw the strength ladder as a PNG")
     tour.add_argument("--json", action="store_true", help="print one JSON object")
