@@ -11,12 +11,15 @@ import random
 
 import pytest
 
+from cardtable.bots.levels import strategy_and_options
+from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.rules import rules_action
 from cardtable.bots.search import SearchStrategy, deal_advantage
-from cardtable.engine.actions import format_action
+from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import SUIT_OF
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
+from cardtable_tools.player_spec import parse_player
 from tests.bots.positions import random_positions
 
 
@@ -193,3 +196,43 @@ def test_a_contract_margin_keeps_the_rule_based_bid_unless_another_is_clearly_be
         )
     with pytest.raises(ValueError):
         SearchStrategy(contract_margin_z=-1.0)
+
+
+def test_counts_named_on_a_command_line_are_whole_numbers() -> None:
+    """``hard:set_candidates=10,world_candidates=2`` reads its numbers as floats: the search
+    takes whole ones as counts (a Hearts pass among ten candidates, two deals drawn for each
+    one kept) and refuses the rest."""
+    name, own = parse_player("hard:budget_ms=2,set_candidates=10,world_candidates=2")
+    strategy, options = strategy_and_options(name, **own)
+    player = strategy_by_name(strategy, **options)
+    assert isinstance(player, SearchStrategy)
+    assert (player.set_candidates, player.world_candidates) == (10, 2)
+    hearts = next(
+        state
+        for state in random_positions("hearts", 4, {"quick": True}, seed=2, count=50)
+        if state.phase == "pass"
+    )
+    seat = hearts.to_act()[0]
+    action = player.choose(hearts.observation(seat), random.Random(1))
+    assert hearts.why_illegal(seat, parse_action(action)) is None
+    for refused in ({"set_candidates": 2.5}, {"set_candidates": 0}, {"world_candidates": 1}):
+        with pytest.raises(ValueError):
+            SearchStrategy(**refused)  # type: ignore[arg-type]
+
+
+def test_fewer_deals_drawn_for_each_world_kept_cost_less_and_buy_more_worlds() -> None:
+    """Weighing with two candidate deals a world, not four, charges two draws and two readings
+    of the others' plays: more worlds fit the same budget."""
+    whist = next(
+        state
+        for state in random_positions("whist", 4, {}, seed=3, count=300)
+        if state.phase == "play"
+        and len(state.tricks) >= 2  # type: ignore[attr-defined]
+        and len(state.legal_actions(state.to_act()[0])) > 1
+    )
+    observation = whist.observation(whist.to_act()[0])
+    four = SearchStrategy(budget_ms=5, weigh_worlds=True)
+    two = SearchStrategy(budget_ms=5, weigh_worlds=True, world_candidates=2)
+    for player in (four, two):
+        player.choose(observation, random.Random(3))
+    assert two.last_worlds > four.last_worlds

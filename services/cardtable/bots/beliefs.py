@@ -349,8 +349,10 @@ class WorldSampler:
         draw_placement: Callable[[HiddenCards, random.Random], list[list[Card]]],
         direction: int,
         weigh: bool,
+        candidates: int = CANDIDATES_PER_WORLD,
     ) -> None:
         self.observation = observation
+        self.candidates = candidates
         self.hidden = hidden
         self.draw_placement = draw_placement
         self.observer = int(observation["seat"])
@@ -366,7 +368,7 @@ class WorldSampler:
     @property
     def draws_per_world(self) -> int:
         """Placements drawn and weighed for each world kept."""
-        return CANDIDATES_PER_WORLD if self.weigh else 1
+        return self.candidates if self.weigh else 1
 
     @property
     def work_per_world(self) -> int:
@@ -375,12 +377,12 @@ class WorldSampler:
         if not self.weigh:
             return WORLD_DRAW_UNITS
         reads = PLAY_READ_UNITS * self._others_plays
-        return round(CANDIDATES_PER_WORLD * (WORLD_DRAW_UNITS + reads))
+        return round(self.candidates * (WORLD_DRAW_UNITS + reads))
 
     def draw(self, rng: random.Random) -> GameState:
         if not self.weigh:
             return self._world(self.draw_placement(self.hidden, rng))
-        candidates = [self.draw_placement(self.hidden, rng) for _ in range(CANDIDATES_PER_WORLD)]
+        candidates = [self.draw_placement(self.hidden, rng) for _ in range(self.candidates)]
         if self._public is None:
             self._public = self._world(candidates[0])
             self._card_then = card_then_for(self._public) if self.plays else None

@@ -42,7 +42,7 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from cardtable.bots.beliefs import WorldSampler
+from cardtable.bots.beliefs import CANDIDATES_PER_WORLD, WorldSampler
 from cardtable.bots.budget import WorkBank
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.observation import acting_seat, normalise_observation
@@ -172,12 +172,17 @@ class SearchStrategy:
         race_contracts: bool = True,
         weigh_contracts: bool | Collection[str] = True,
         contract_margin_z: float = 0.0,
+        world_candidates: int = CANDIDATES_PER_WORLD,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             names = ", ".join(PLAYOUT_POLICIES)
             raise ValueError(f"unknown playout policy {playout!r}: use one of {names}")
         if contract_margin_z < 0:
             raise ValueError("the contract margin is a number of standard errors, 0 or more")
+        if world_candidates < 2 or world_candidates != int(world_candidates):
+            raise ValueError("a world kept is chosen among 2 or more drawn: a whole number")
+        if set_candidates < 1 or set_candidates != int(set_candidates):
+            raise ValueError("the candidates for a set of cards are a whole number, 1 or more")
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
             raise ValueError("the budget and the number of worlds must be positive")
         self.budget_ms = float(budget_ms)
@@ -185,7 +190,8 @@ class SearchStrategy:
         self.worlds = worlds
         self.playout = playout
         self.policy = PLAYOUT_POLICIES[playout]
-        self.set_candidates = set_candidates
+        # Command lines read numbers as floats (``hard:set_candidates=10``).
+        self.set_candidates = int(set_candidates)
         #: Draw worlds in proportion to how well they explain the others' bids and contracts
         #: (:mod:`cardtable.bots.beliefs`), not uniformly: in every game, or in those named.
         self.weigh_worlds = weigh_worlds
@@ -211,6 +217,9 @@ class SearchStrategy:
         #: that one by this many standard errors, world by world: with few worlds and many
         #: bids, the best-looking bid is most often the one whose worlds happened to be kind.
         self.contract_margin_z = float(contract_margin_z)
+        #: With ``weigh_worlds``, the deals drawn for each one kept: more place the hidden cards
+        #: better, and each costs the search a draw and its reading of the others' plays.
+        self.world_candidates = int(world_candidates)
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -230,7 +239,10 @@ class SearchStrategy:
         weighs = in_game(self.weigh_worlds, game) and (
             in_game(self.weigh_contracts, game) or card_play
         )
-        sampler = WorldSampler(view, hidden, sample_placement, game_spec(game).direction, weighs)
+        direction = game_spec(game).direction
+        sampler = WorldSampler(
+            view, hidden, sample_placement, direction, weighs, self.world_candidates
+        )
         draw_units = sampler.work_per_world
         world = sampler.draw(rng)
         candidates = actions if actions else self._set_candidates(world, seat, rng)
