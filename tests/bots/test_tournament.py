@@ -454,8 +454,9 @@ def test_whist_rates_count_the_bids_made_exactly_and_exceeded() -> None:
 
 
 def test_the_command_line_breaks_a_tournament_down_by_deal(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # as in a shell (xdist's workers set 80)
     args = ["tournament", "--game", "whist", "--seats", "rules,random,rules", "--games", "3",
             "--seed", "1", "--workers", "1", "--by-deal"]  # fmt: skip
     assert main([*args, "--json"]) == 0
