@@ -8,6 +8,7 @@ fixed number of worlds, its choice.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -106,23 +107,23 @@ def test_deal_advantage_is_oriented_so_higher_is_better() -> None:
         SearchStrategy(playout="oracle")
 
 
+def a_choice_of_cards(game: str, options: dict[str, Any], tricks: int) -> GameState:
+    """A position of a random four-player game, ``tricks`` tricks or more into a deal, where
+    the seat to play has more than one card to choose from."""
+    return next(
+        state
+        for state in random_positions(game, 4, options, seed=3, count=300)
+        if state.phase == "play"
+        and len(state.tricks) >= tricks  # type: ignore[attr-defined]
+        and len(state.legal_actions(state.to_act()[0])) > 1
+    )
+
+
 def test_worlds_are_weighed_in_the_games_named_only() -> None:
     """Named games draw weighted worlds (which cost more, so fewer fit the budget); the others
     play exactly as with no weighing."""
-    hearts = next(
-        state
-        for state in random_positions("hearts", 4, {"quick": True}, seed=3, count=300)
-        if state.phase == "play"
-        and len(state.tricks) >= 3  # type: ignore[attr-defined]
-        and len(state.legal_actions(state.to_act()[0])) > 1
-    )
-    whist = next(
-        state
-        for state in random_positions("whist", 4, {}, seed=3, count=300)
-        if state.phase == "play"
-        and len(state.tricks) >= 2  # type: ignore[attr-defined]
-        and len(state.legal_actions(state.to_act()[0])) > 1
-    )
+    hearts = a_choice_of_cards("hearts", {"quick": True}, tricks=3)
+    whist = a_choice_of_cards("whist", {}, tricks=2)
     for state, weighed in ((hearts, False), (whist, True)):
         seat = state.to_act()[0]
         observation = state.observation(seat)
@@ -223,13 +224,7 @@ def test_counts_named_on_a_command_line_are_whole_numbers() -> None:
 def test_fewer_deals_drawn_for_each_world_kept_cost_less_and_buy_more_worlds() -> None:
     """Weighing with two candidate deals a world, not four, charges two draws and two readings
     of the others' plays: more worlds fit the same budget."""
-    whist = next(
-        state
-        for state in random_positions("whist", 4, {}, seed=3, count=300)
-        if state.phase == "play"
-        and len(state.tricks) >= 2  # type: ignore[attr-defined]
-        and len(state.legal_actions(state.to_act()[0])) > 1
-    )
+    whist = a_choice_of_cards("whist", {}, tricks=2)
     observation = whist.observation(whist.to_act()[0])
     four = SearchStrategy(budget_ms=5, weigh_worlds=True)
     two = SearchStrategy(budget_ms=5, weigh_worlds=True, world_candidates=2)
