@@ -6,6 +6,7 @@ import contextlib
 import doctest
 import json
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -134,6 +135,19 @@ def test_every_strategy_plays_every_seat_on_the_same_cards() -> None:
     assert report["games"] == 3 and report["boards"] == 1
     # Two strategies: each one's advantage is the other's loss.
     assert report["rules"]["advantage"] == pytest.approx(-report["random"]["advantage"])
+
+
+def test_each_board_is_reported_in_order_and_pairs_with_the_same_seeds_boards() -> None:
+    """A longer run of one seed plays the shorter run's boards first, on the same cards, so
+    two runs of a seed compare board by board."""
+    seats = ["rules", "random", "random"]
+    long_run = run_tournament("whist", seats, 9, seed=3)
+    short_run = run_tournament("whist", seats, 3, seed=3)
+    boards = long_run["rules"]["board_advantages"]
+    assert len(boards) == long_run["boards"] == 3
+    assert statistics.fmean(boards) == pytest.approx(long_run["rules"]["advantage"], abs=1e-3)
+    assert short_run["rules"]["board_advantages"] == boards[:1]
+    assert len(set(boards)) == 3  # each board its own cards
 
 
 def test_a_rotation_repeating_a_seating_gives_way_to_a_new_board() -> None:

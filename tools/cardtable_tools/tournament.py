@@ -512,7 +512,9 @@ def run_tournament(
     ``every_rotation`` (:func:`board_seatings`). The report holds, per strategy, ``mean_score`` (its
     seats' mean final total), ``win_rate`` (how often one of its seats wins), ``advantage`` (mean
     advantage per game), ``ci95`` (that advantage's 95% interval) and ``games_to_clear`` (about
-    how many games would take that interval clear of zero: :func:`boards_to_clear`); ``ladder``, the
+    how many games would take that interval clear of zero: :func:`boards_to_clear`) and
+    ``board_advantages`` (its mean advantage on each board, in board order: two runs of one seed
+    play the same cards, so their boards pair up); ``ladder``, the
     strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
     ``workers`` and ``seconds``. ``workers`` processes play the boards; the report is the same
     for any number of them but for ``workers`` and ``seconds``. With ``by_deal`` it holds
@@ -565,6 +567,7 @@ def run_tournament(
             "advantage": round(statistics.fmean(entry.board_advantages), 3),
             "ci95": [round(low, 3), round(high, 3)],
             "games_to_clear": _games(boards_to_clear(entry.board_advantages), per_board),
+            "board_advantages": [round(value, 3) for value in entry.board_advantages],
         }
     report["ladder"] = strength_ladder(report)
     if by_deal:
