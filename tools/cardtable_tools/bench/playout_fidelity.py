@@ -100,17 +100,16 @@ def collect_bids(
                 deals += 1
                 continue
             seat = state.to_act()[0]
-            before = state.clone()
-            text = strategies[sides[seat]].choose(state.observation(seat), rngs[seat])
-            action = parse_action(text)
-            if (
+            kept = (
                 sides[seat] == "player"
                 and state.phase == BID_PHASE
                 and state.cards_each in sizes
                 and len(state.legal_actions(seat)) > 1
-            ):
-                assert isinstance(before, WhistState)
-                positions.append(BidPosition(before, seat, action, sides))
+            )
+            text = strategies[sides[seat]].choose(state.observation(seat), rngs[seat])
+            action = parse_action(text)
+            if kept:
+                positions.append(BidPosition(state.clone(), seat, action, sides))
             state.apply(seat, action)
         if progress:
             print(
