@@ -12,7 +12,12 @@ from cardtable.bots.rules import keen_action, rules_action
 from cardtable.bots.rules.belote import TAKE_AT, hand_value
 from cardtable.bots.rules.hearts import card_then as hearts_card_then
 from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness_scale
-from cardtable.bots.rules.whist import CALIBRATION, expected_tricks, measure_calibration
+from cardtable.bots.rules.whist import (
+    CALIBRATION,
+    act_pushing,
+    expected_tricks,
+    measure_calibration,
+)
 from cardtable.bots.search import PLAYOUT_POLICIES
 from cardtable.engine.actions import format_action, parse_action
 from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
@@ -261,6 +266,36 @@ def test_keen_whist_leads_the_card_likeliest_to_lose() -> None:
     assert state.to_act() == (1,)
     assert rules_action(state, 1) == parse_action("play 8C")
     assert keen_action(state, 1) == parse_action("play 9D")
+
+
+def test_whist_push_playout_leaves_a_trick_to_a_seat_that_has_its_bid() -> None:
+    # Seat 1 bid nothing and leads the queen of hearts; seat 2 needs a trick and could take
+    # this one with its ace, but in the playout it leaves it to seat 1, which then goes over.
+    hands = ["7C 8C 9C", "QH 7D 8D", "AH 9H 10C", "10D JD QD"]
+    state = whist_trick_one(hands, turned="7S", bids={1: 0, 2: 1})
+    state.apply(1, parse_action("play QH"))
+    assert keen_action(state, 2) == parse_action("play AH")
+    assert act_pushing(state, 2) == parse_action("play 9H")
+
+
+def test_whist_push_playout_leads_to_force_a_trick_on_a_seat_that_has_its_bid() -> None:
+    # Seat 3 bid nothing and holds the two top clubs; no other seat can beat or trump the
+    # queen of clubs, so seat 1, wanting no trick either, leads it and seat 3 must take it.
+    hands = ["9D 10H JH", "QC 7D 8H", "8C JD QD", "KC AC 10D"]
+    state = whist_trick_one(hands, turned="7S", bids={1: 0, 2: 1, 0: 1})
+    assert keen_action(state, 1) == parse_action("play 7D")
+    assert act_pushing(state, 1) == parse_action("play QC")
+    # With a spade, seat 0 could trump the clubs: no lead forces seat 3.
+    hands = ["9D 10H 8S", "QC 7D 8H", "8C JD QD", "KC AC 10D"]
+    state = whist_trick_one(hands, turned="7S", bids={1: 0, 2: 1, 0: 1})
+    assert act_pushing(state, 1) == keen_action(state, 1)
+
+
+def test_whist_push_playout_forces_only_when_its_masters_cover_what_it_needs() -> None:
+    # Seat 1 still needs a trick and holds no master: it plays for its own bid.
+    hands = ["9D 10H JH", "QC 7D 8H", "8C JD QD", "KC AC 10D"]
+    state = whist_trick_one(hands, turned="7S", bids={1: 1, 3: 0})
+    assert act_pushing(state, 1) == keen_action(state, 1)
 
 
 def test_keen_358_plays_the_plain_rules() -> None:

@@ -49,7 +49,7 @@ from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, outlook
 from cardtable.bots.racing import clearly_ahead, leader, still_in_race
 from cardtable.bots.random_play import random_action
-from cardtable.bots.rules import keen_action, rules_action
+from cardtable.bots.rules import keen_action, pushing_action, rules_action
 from cardtable.engine.actions import PLAY_CARD, Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
@@ -80,9 +80,14 @@ def keen_policy(state: GameState, seat: int, rng: random.Random) -> Action:
     return keen_action(state, seat)
 
 
+def push_policy(state: GameState, seat: int, rng: random.Random) -> Action:
+    return pushing_action(state, seat)
+
+
 PLAYOUT_POLICIES: dict[str, PlayoutPolicy] = {
     "rules": rules_policy,
     "keen": keen_policy,
+    "push": push_policy,
     "random": random_policy,
 }
 

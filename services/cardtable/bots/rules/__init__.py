@@ -13,7 +13,10 @@ trusts a winning partner and plays second hand low; in Whist it keeps its master
 the tricks it still needs and leads the card likeliest to lose once it wants no more. It is
 the hard level's playout; the ``rules`` strategy (the easy level) and the plain search keep
 :func:`rules_action`, so the ladder's lower rungs and the search it is measured against stay
-what they were.
+what they were. :func:`pushing_action` adds, in Whist, the habits of searching players toward
+a seat that has its bid, one of which reads every hand of the sampled world: the ``push``
+playout, which foresees real Whist deals better than ``keen`` but does not make hard stronger
+(docs/proving-it.md), so no level plays it.
 """
 
 from __future__ import annotations
@@ -58,3 +61,11 @@ def keen_action(state: GameState, seat: int) -> Action:
     if type(state) is WhistState:
         return whist.act_keen(state, seat)
     return rules_action(state, seat)
+
+
+def pushing_action(state: GameState, seat: int) -> Action:
+    """:func:`keen_action`, but in Whist :func:`cardtable.bots.rules.whist.act_pushing`, which
+    reads every hand: the ``push`` playout, for sampled worlds only."""
+    if type(state) is WhistState:
+        return whist.act_pushing(state, seat)
+    return keen_action(state, seat)

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from cardtable.bots.rules.common import (
     ABOVE,
     FinishedTricks,
+    beats,
+    best_card,
     is_master,
     play_for_tricks,
     played_cards,
@@ -164,8 +166,12 @@ def act_keen(state: WhistState, seat: int) -> Action:
     beaten, the one with the most higher cards of its suit still out, not simply its lowest."""
     if state.phase == BID_PHASE:
         return choose_bid(state, seat)
+    return PLAY[keen_card(state, seat, [action.card for action in state.legal_actions(seat)])]
+
+
+def keen_card(state: WhistState, seat: int, legal: Sequence[Card]) -> Card:
+    """:func:`act_keen`'s card, from the ``legal`` ones."""
     hand = state.hands[seat]
-    legal = [action.card for action in state.legal_actions(seat)]
     trick, tricks, trump = state.trick, state.tricks, state.trump
     need = (state.bids[seat] or 0) - state.tricks_won[seat]
     want = need > 0
@@ -173,8 +179,8 @@ def act_keen(state: WhistState, seat: int) -> Action:
         if want and trick:
             want = sure_tricks(hand, played_cards(tricks, hand), trump) < need
         elif not want and not trick:
-            return PLAY[likeliest_to_lose(legal, played_cards(tricks, hand), trump)]
-    return PLAY[play_for_tricks(hand, legal, trick, trump, state.num_players, want, tricks)]
+            return likeliest_to_lose(legal, played_cards(tricks, hand), trump)
+    return play_for_tricks(hand, legal, trick, trump, state.num_players, want, tricks)
 
 
 def likeliest_to_lose(legal: Sequence[Card], known: set[Card], trump: int) -> Card:
@@ -186,3 +192,96 @@ def likeliest_to_lose(legal: Sequence[Card], known: set[Card], trump: int) -> Ca
         return sum(1 for higher in ABOVE[card] if higher not in known)
 
     return max(legal, key=lambda card: (SUIT_OF[card] != trump, higher_out(card), -RANK_OF[card]))
+
+
+def act_pushing(state: WhistState, seat: int) -> Action:
+    """:func:`act_keen` with the habits of searching players toward a seat that has its bid,
+    for the ``push`` playout. Such a player plays for its lead over the others' mean, so one
+    more trick for a seat that has made its bid (which costs that seat its whole bonus) is
+    worth more to it than a trick of its own: without these habits the playouts foresee a low
+    bid made more often than it is. :func:`forcing_lead` reads every hand, so this is for
+    playouts on a sampled world only, never a player's choice."""
+    if state.phase == BID_PHASE:
+        return choose_bid(state, seat)
+    legal = [action.card for action in state.legal_actions(seat)]
+    if len(legal) > 1:
+        if not state.trick:
+            card = forcing_lead(state, seat, legal)
+        elif has_its_bid(state, seat):
+            card = None  # it is already ducking what it can
+        else:
+            card = leave_it(state, legal)
+        if card is not None:
+            return PLAY[card]
+    return PLAY[keen_card(state, seat, legal)]
+
+
+def has_its_bid(state: WhistState, seat: int) -> bool:
+    return state.tricks_won[seat] >= (state.bids[seat] or 0)
+
+
+def leave_it(state: WhistState, legal: Sequence[Card]) -> Card | None:
+    """For a seat that still needs tricks, following a trick that a seat which has its bid is
+    winning: the highest card that leaves the trick to it, plain before trump. None
+    when the trick is won by a seat still short of its bid, or every card would take it."""
+    trick, trump = state.trick, state.trump
+    best = best_card(trick, trump)
+    if not has_its_bid(state, (state.leader + trick.index(best)) % state.num_players):
+        return None
+    losers = [card for card in legal if not beats(card, best, trump)]
+    if not losers:
+        return None
+    return max(losers, key=lambda card: (SUIT_OF[card] != trump, RANK_OF[card]))
+
+
+def forcing_lead(state: WhistState, seat: int, legal: Sequence[Card]) -> Card | None:
+    """A plain card that leaves a seat which has its bid no choice but to take the trick: it
+    holds cards of the suit, all above every other card of it out, and no other seat can trump
+    it. The highest such card, to shed it. Only for a leader whose masters cover the tricks it
+    still needs. Reads the other seats' hands."""
+    players, trump = state.num_players, state.trump
+    targets = [other for other in range(players) if other != seat and has_its_bid(state, other)]
+    if not targets:
+        return None
+    hand = state.hands[seat]
+    need = (state.bids[seat] or 0) - state.tricks_won[seat]
+    if need > 0:
+        known = played_cards(state.tricks, hand)
+        if sum(1 for card in hand if is_master(card, known)) < need:
+            return None
+    # Each other seat's lowest and highest card of each suit, -1 for none.
+    lowest_of = [[-1] * 4 for _ in range(players)]
+    highest_of = [[-1] * 4 for _ in range(players)]
+    for other in range(players):
+        if other == seat:
+            continue
+        low, high = lowest_of[other], highest_of[other]
+        for card in state.hands[other]:
+            suit = SUIT_OF[card]
+            if low[suit] < 0 or card < low[suit]:
+                low[suit] = card
+            high[suit] = max(high[suit], card)
+    chosen: Card | None = None
+    for target in targets:
+        for suit in range(4):
+            floor = lowest_of[target][suit]
+            if suit == trump or floor < 0:
+                continue
+            under = [card for card in legal if SUIT_OF[card] == suit and card < floor]
+            if not under:
+                continue
+            lead = max(under)
+            if chosen is not None and _lead_rank(lead) <= _lead_rank(chosen):
+                continue
+            if all(
+                highest_of[other][suit] < floor
+                and (highest_of[other][suit] >= 0 or trump < 0 or highest_of[other][trump] < 0)
+                for other in range(players)
+                if other not in (seat, target)
+            ):
+                chosen = lead
+    return chosen
+
+
+def _lead_rank(card: Card) -> tuple[int, Card]:
+    return RANK_OF[card], card
