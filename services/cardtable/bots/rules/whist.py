@@ -10,13 +10,12 @@ from cardtable.bots.rules.common import (
     ABOVE,
     FinishedTricks,
     beats,
-    best_card,
     is_master,
     play_for_tricks,
     played_cards,
 )
 from cardtable.engine.actions import BIDS, PLAY, Action
-from cardtable.engine.cards import RANK_OF, SUIT_OF, Card
+from cardtable.engine.cards import RANK_OF, SUIT_OF, Card, trick_winner
 from cardtable.engine.games.whist.rules import (
     BID_PHASE,
     MAX_PLAYERS,
@@ -224,10 +223,11 @@ def leave_it(state: WhistState, legal: Sequence[Card]) -> Card | None:
     """For a seat that still needs tricks, following a trick that a seat which has its bid is
     winning: the highest card that leaves the trick to it, plain before trump. None
     when the trick is won by a seat still short of its bid, or every card would take it."""
-    trick, trump = state.trick, state.trump
-    best = best_card(trick, trump)
-    if not has_its_bid(state, (state.leader + trick.index(best)) % state.num_players):
+    trick, trump, leader, players = state.trick, state.trump, state.leader, state.num_players
+    winner = trick_winner(trick, leader, trump, players)
+    if not has_its_bid(state, winner):
         return None
+    best = trick[(winner - leader) % players]
     losers = [card for card in legal if not beats(card, best, trump)]
     if not losers:
         return None
@@ -273,14 +273,18 @@ def forcing_lead(state: WhistState, seat: int, legal: Sequence[Card]) -> Card | 
             lead = max(under)
             if chosen is not None and _lead_rank(lead) <= _lead_rank(chosen):
                 continue
-            if all(
-                highest_of[other][suit] < floor
-                and (highest_of[other][suit] >= 0 or trump < 0 or highest_of[other][trump] < 0)
-                for other in range(players)
-                if other not in (seat, target)
-            ):
+            others = (highest_of[other] for other in range(players) if other not in (seat, target))
+            if all(_stays_under(highest, suit, floor, trump) for highest in others):
                 chosen = lead
     return chosen
+
+
+def _stays_under(highest: Sequence[Card], suit: int, floor: Card, trump: int) -> bool:
+    """Whether a seat whose highest card of each suit is ``highest`` (-1 for none) can neither
+    follow ``suit`` above ``floor`` nor trump it."""
+    if highest[suit] >= 0:
+        return highest[suit] < floor
+    return trump < 0 or highest[trump] < 0
 
 
 def _lead_rank(card: Card) -> tuple[int, Card]:
