@@ -45,6 +45,7 @@ from typing import Any
 from cardtable.bots.beliefs import CANDIDATES_PER_WORLD, WorldSampler
 from cardtable.bots.budget import WorkBank
 from cardtable.bots.determinize import sample_placement
+from cardtable.bots.endgame import EndgameSolver, most_cards_held
 from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, outlook
 from cardtable.bots.racing import clearly_ahead, leader, still_in_race
@@ -105,20 +106,36 @@ def evaluate(
     policy: PlayoutPolicy,
     rng: random.Random,
     plan_game: bool = False,
+    endgame_cards: int = 0,
 ) -> tuple[float, int]:
     """Apply ``action`` to a copy of ``world`` and play the deal out with ``policy``: the
     seat's deal advantage (plus, with ``plan_game``, what the deal's end is worth to the rest
     of the game: :func:`cardtable.bots.outlook.outlook`), and the actions applied (the work it
-    cost). The action itself may end the deal (the last pass in Belote)."""
+    cost). The action itself may end the deal (the last pass in Belote). Once no seat holds
+    more than ``endgame_cards`` cards (0: never), the deal's last tricks are played exactly
+    (:mod:`cardtable.bots.endgame`), every card tried counted as work."""
     state = world.clone()
     deals = len(state.deal_scores)
     state.apply(seat, action)
+    solver = EndgameSolver() if endgame_cards else None
     applied = 1
     while len(state.deal_scores) == deals:
+        if solver is not None and (most_cards_held(state) or 0) <= endgame_cards:
+            tried = solver.applied
+            line = solver.solve(state)
+            if line is not None:
+                state = line.end
+                break
+            if solver.applied > tried:
+                # A decision other than a card inside the ending (a declaration): the
+                # playout plays this deal on.
+                solver = None
         actor = state.to_act()[0]
         # the policies choose among the legal actions (tests play them through the check)
         state.apply_trusted(actor, policy(state, actor, rng))
         applied += 1
+    if solver is not None:
+        applied += solver.applied
     value = deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better)
     if plan_game:
         value += outlook(state, seat)
@@ -178,6 +195,7 @@ class SearchStrategy:
         weigh_contracts: bool | Collection[str] = True,
         contract_margin_z: float = 0.0,
         world_candidates: int = CANDIDATES_PER_WORLD,
+        endgame_cards: int = 0,
     ) -> None:
         if playout not in PLAYOUT_POLICIES:
             names = ", ".join(PLAYOUT_POLICIES)
@@ -188,6 +206,8 @@ class SearchStrategy:
             raise ValueError("a world kept is chosen among 2 or more drawn: a whole number")
         if set_candidates < 1 or set_candidates != int(set_candidates):
             raise ValueError("the candidates for a set of cards are a whole number, 1 or more")
+        if endgame_cards < 0 or endgame_cards != int(endgame_cards):
+            raise ValueError("the cards a hand holds for the exact ending are a whole number")
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
             raise ValueError("the budget and the number of worlds must be positive")
         self.budget_ms = float(budget_ms)
@@ -225,6 +245,9 @@ class SearchStrategy:
         #: With ``weigh_worlds``, the deals drawn for each one kept: more place the hidden cards
         #: better, and each costs the search a draw and its reading of the others' plays.
         self.world_candidates = int(world_candidates)
+        #: Play each playout's last tricks exactly once no hand holds more than this many
+        #: cards (:mod:`cardtable.bots.endgame`): 0 leaves every card to the playout policy.
+        self.endgame_cards = int(endgame_cards)  # command lines read numbers as floats
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -275,7 +298,7 @@ class SearchStrategy:
         while True:
             for index in alive:
                 advantage, applied = evaluate(
-                    world, seat, candidates[index], self.policy, rng, plans
+                    world, seat, candidates[index], self.policy, rng, plans, self.endgame_cards
                 )
                 values[index].append(advantage)
                 work += applied
