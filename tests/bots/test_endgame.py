@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import doctest
 import random
+from types import ModuleType
 
 import pytest
 
+from cardtable.bots import card_plays, outlook, search
 from cardtable.bots.endgame import (
     EndgameSolver,
     SolvedLine,
@@ -137,3 +140,9 @@ def test_exact_endings_change_what_some_playouts_foresee() -> None:
 def test_the_exact_ending_is_a_whole_number_of_cards() -> None:
     with pytest.raises(ValueError, match="whole number"):
         SearchStrategy(endgame_cards=-1)
+
+
+@pytest.mark.parametrize("module", [card_plays, outlook, search], ids=lambda m: m.__name__)
+def test_the_docstring_examples_hold(module: ModuleType) -> None:
+    results = doctest.testmod(module)
+    assert results.attempted > 0 and results.failed == 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from cardtable.bots.search import SearchStrategy, one_of_each_kind
+from cardtable.bots.card_plays import one_of_each_kind
+from cardtable.bots.search import SearchStrategy
 from cardtable.engine.actions import PLAY, parse_action
 from cardtable.engine.cards import parse_cards
 from tests.engine.test_hearts import SPLIT_HANDS, no_pass_deal, play_cards

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cardtable.bots.outlook import advantage_over_others
-from cardtable.engine.actions import PLAY_CARD, Action
+from cardtable.bots.card_plays import chooses_a_card, one_of_each_kind
+from cardtable.bots.outlook import advantage_over_others, oriented
+from cardtable.engine.actions import Action
 from cardtable.engine.cards import Card
 from cardtable.engine.game import GameState
 
@@ -38,21 +39,16 @@ def most_cards_held(state: GameState) -> int | None:
 
 def oriented_scores(state: GameState) -> list[float]:
     """The last deal's scores, higher better for each seat (points count against in Hearts)."""
-    sign = -1.0 if state.spec.lower_is_better else 1.0
-    return [sign * score for score in state.deal_scores[-1]]
+    return oriented(state.deal_scores[-1], state.spec.lower_is_better)
 
 
 def distinct_plays(state: GameState, seat: int) -> list[Action] | None:
     """The seat's legal card plays, one of each interchangeable group; ``None`` when its
     decision is not a card play."""
     actions = state.legal_actions(seat)
-    if not actions or any(action.kind != PLAY_CARD for action in actions):
+    if not chooses_a_card(actions):
         return None
-    if len(actions) == 1:
-        return actions
-    groups = state.interchangeable_plays(seat, [action.card for action in actions])
-    firsts = {group[0] for group in groups}
-    return [action for action in actions if action.card in firsts]
+    return actions if len(actions) == 1 else one_of_each_kind(state, seat, actions)
 
 
 @dataclass

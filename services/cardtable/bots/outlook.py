@@ -58,6 +58,17 @@ def advantage_over_others(values: Sequence[float], seat: int) -> float:
     return values[seat] - sum(others) / len(others)
 
 
+def oriented(scores: Sequence[float], lower_is_better: bool) -> list[float]:
+    """Deal scores turned so that higher is better for every seat (Hearts counts points
+    against).
+
+    >>> oriented([13, 0], lower_is_better=True), oriented([8, -1], lower_is_better=False)
+    ([-13, 0], [8, -1])
+    """
+    sign = -1 if lower_is_better else 1
+    return [sign * score for score in scores]
+
+
 def streak_value(exact_run: int, miss_run: int, counted_left: int) -> float:
     """What a seat's current Whist runs are worth in the deals still to count.
 

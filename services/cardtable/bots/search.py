@@ -44,14 +44,15 @@ from typing import Any
 
 from cardtable.bots.beliefs import CANDIDATES_PER_WORLD, WorldSampler
 from cardtable.bots.budget import WorkBank
+from cardtable.bots.card_plays import chooses_a_card, one_of_each_kind
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.endgame import EndgameSolver, most_cards_held
 from cardtable.bots.observation import acting_seat, normalise_observation
-from cardtable.bots.outlook import advantage_over_others, outlook
+from cardtable.bots.outlook import advantage_over_others, oriented, outlook
 from cardtable.bots.racing import clearly_ahead, leader, still_in_race
 from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import keen_action, pushing_action, rules_action
-from cardtable.engine.actions import PLAY_CARD, Action, format_action, parse_action
+from cardtable.engine.actions import Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
@@ -95,8 +96,7 @@ PLAYOUT_POLICIES: dict[str, PlayoutPolicy] = {
 
 def deal_advantage(scores: Sequence[int], seat: int, lower_is_better: bool) -> float:
     """The seat's deal score minus the mean of the others', higher is better in every game."""
-    sign = -1 if lower_is_better else 1
-    return advantage_over_others([sign * score for score in scores], seat)
+    return advantage_over_others(oriented(scores, lower_is_better), seat)
 
 
 def evaluate(
@@ -147,28 +147,6 @@ def in_game(option: bool | Collection[str], game: str) -> bool:
     if isinstance(option, bool):
         return option
     return game in option
-
-
-def chooses_a_card(actions: Sequence[Action]) -> bool:
-    """Whether the legal ``actions`` listed are card plays (not bids, contracts, or a set of
-    cards to pass or discard, which are not listed).
-
-    >>> chooses_a_card([parse_action("play AS"), parse_action("play 7H")])
-    True
-    >>> chooses_a_card([parse_action("bid 0"), parse_action("bid 1")]), chooses_a_card([])
-    (False, False)
-    """
-    return bool(actions) and all(action.kind == PLAY_CARD for action in actions)
-
-
-def one_of_each_kind(world: GameState, seat: int, candidates: list[Action]) -> list[Action]:
-    """The first of each group of interchangeable card plays among ``candidates``, in their
-    order; other actions (bids, passes) as they are."""
-    if not chooses_a_card(candidates):
-        return candidates
-    groups = world.interchangeable_plays(seat, [action.card for action in candidates])
-    firsts = {group[0] for group in groups}
-    return [action for action in candidates if action.card in firsts]
 
 
 class SearchStrategy:

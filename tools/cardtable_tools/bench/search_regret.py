@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cardtable.bots.beliefs import WorldSampler
+from cardtable.bots.card_plays import chooses_a_card
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.observation import normalise_observation
 from cardtable.bots.random_play import shuffled_deck
@@ -39,7 +40,6 @@ from cardtable.bots.rules import rules_action
 from cardtable.bots.search import (
     WORK_UNITS_PER_MS,
     SearchStrategy,
-    chooses_a_card,
     evaluate,
     rules_policy,
 )
