@@ -231,3 +231,52 @@ def test_fewer_deals_drawn_for_each_world_kept_cost_less_and_buy_more_worlds() -
     for player in (four, two):
         player.choose(observation, random.Random(3))
     assert two.last_worlds > four.last_worlds
+
+
+def test_bids_are_weighed_with_the_contract_playout_and_cards_with_the_playout() -> None:
+    """``contract_playout``: a bid is chosen as a search playing that policy out would choose
+    it, a card as the search's own playout would; an unknown policy is refused."""
+    positions = list(random_positions("whist", 4, {}, seed=6, count=300))
+    bids = [state for state in positions if state.phase == "bid"][:12]
+    plays = [
+        state
+        for state in positions
+        if state.phase == "play" and len(state.legal_actions(state.to_act()[0])) > 2
+    ][:8]
+    assert len(bids) == 12 and len(plays) == 8
+
+    def choices(states: list[GameState], **options: Any) -> list[str]:
+        return [
+            SearchStrategy(worlds=12, **options).choose(
+                state.observation(state.to_act()[0]), random.Random(5)
+            )
+            for state in states
+        ]
+
+    mixed = {"playout": "keen", "contract_playout": "random"}
+    assert choices(bids, **mixed) == choices(bids, playout="random")
+    assert choices(bids, **mixed) != choices(bids, playout="keen")
+    assert choices(plays, **mixed) == choices(plays, playout="keen")
+    with pytest.raises(ValueError):
+        SearchStrategy(contract_playout="psychic")
+
+
+def test_deals_drawn_for_a_world_kept_may_be_given_by_game() -> None:
+    """Hard keeps one world of two drawn in Whist and of four elsewhere: its Whist move is the
+    one a search told two for every game makes, at the same cost."""
+    name, options = strategy_and_options("hard", budget_ms=5)
+    hard = strategy_by_name(name, **options)
+    assert isinstance(hard, SearchStrategy)
+    assert [hard.candidates_per_world(game) for game in ("whist", "358", "belote")] == [2, 4, 4]
+    two_everywhere = strategy_by_name(name, **{**options, "world_candidates": 2})
+    whist = a_choice_of_cards("whist", {}, tricks=2)
+    observation = whist.observation(whist.to_act()[0])
+    for player in (hard, two_everywhere):
+        player.choose(observation, random.Random(3))
+    assert isinstance(two_everywhere, SearchStrategy)
+    assert (hard.last_worlds, hard.last_work) == (
+        two_everywhere.last_worlds,
+        two_everywhere.last_work,
+    )
+    with pytest.raises(ValueError):
+        SearchStrategy(world_candidates={"whist": 1})

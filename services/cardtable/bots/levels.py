@@ -15,7 +15,8 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
   from what the seat has seen, each played out by the rule-based player.
 - ``hard`` is the search at five times that, and smarter: in Whist, 3-5-8 and Belote it draws
   its deals in proportion to how well they explain the others' bids, contracts and, in Whist
-  and 3-5-8, plays (``bots/beliefs.py``; in Belote its own take or name draws them uniformly),
+  and 3-5-8, plays (``bots/beliefs.py``; in Belote its own take or name draws them uniformly;
+  in Whist it keeps one world of two drawn, elsewhere of four),
   and (but in Belote) values a deal's end for the rest of the game too: the win, Whist runs,
   3-5-8 contracts still to play (``bots/outlook.py``). Its budget is an average: it stops
   weighing a move once one candidate is clearly best and spends what that leaves on the
@@ -61,6 +62,11 @@ WEIGHS_WORLDS_IN = ("whist", "358", "belote")
 #: was level with it weighing them over 240 (docs/proving-it.md, "Settings the figures chose").
 WEIGHS_CONTRACTS_IN = ("whist", "358")
 
+#: Deals hard draws for each world it keeps, by game (four where not named). In Whist two: the
+#: worlds the work saved buys gained more than the better placed cards (docs/proving-it.md,
+#: "Settings the figures chose").
+WORLD_CANDIDATES_IN: Mapping[str, int] = MappingProxyType({"whist": 2})
+
 #: The games where hard values a deal's end for the rest of the game (``bots/outlook.py``).
 #: Not Belote: there hard planning fell well behind the search at 200 ms and level with it
 #: without (docs/proving-it.md, "Settings the figures chose").
@@ -78,6 +84,7 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
                     "budget_ms": 100.0,
                     "weigh_worlds": WEIGHS_WORLDS_IN,
                     "weigh_contracts": WEIGHS_CONTRACTS_IN,
+                    "world_candidates": WORLD_CANDIDATES_IN,
                     "plan_game": PLANS_GAME_IN,
                     "adaptive": True,
                     "merge_interchangeable": True,

@@ -172,15 +172,22 @@ class SearchStrategy:
         race_contracts: bool = True,
         weigh_contracts: bool | Collection[str] = True,
         contract_margin_z: float = 0.0,
-        world_candidates: int = CANDIDATES_PER_WORLD,
+        world_candidates: int | Mapping[str, int] = CANDIDATES_PER_WORLD,
         endgame_cards: int = 0,
+        contract_playout: str | None = None,
     ) -> None:
-        if playout not in PLAYOUT_POLICIES:
-            names = ", ".join(PLAYOUT_POLICIES)
-            raise ValueError(f"unknown playout policy {playout!r}: use one of {names}")
+        for name in (playout, contract_playout or playout):
+            if name not in PLAYOUT_POLICIES:
+                names = ", ".join(PLAYOUT_POLICIES)
+                raise ValueError(f"unknown playout policy {name!r}: use one of {names}")
         if contract_margin_z < 0:
             raise ValueError("the contract margin is a number of standard errors, 0 or more")
-        if world_candidates < 2 or world_candidates != int(world_candidates):
+        counts = (
+            world_candidates.values()
+            if isinstance(world_candidates, Mapping)
+            else [world_candidates]
+        )
+        if any(count < 2 or count != int(count) for count in counts):
             raise ValueError("a world kept is chosen among 2 or more drawn: a whole number")
         if set_candidates < 1 or set_candidates != int(set_candidates):
             raise ValueError("the candidates for a set of cards are a whole number, 1 or more")
@@ -193,6 +200,11 @@ class SearchStrategy:
         self.worlds = worlds
         self.playout = playout
         self.policy = PLAYOUT_POLICIES[playout]
+        #: The playout a bid or contract choice is weighed with (by default ``playout``): a
+        #: contract is made against how the others will really play the whole deal, which a
+        #: playout may foresee better than it plays cards.
+        self.contract_playout = contract_playout or playout
+        self.contract_policy = PLAYOUT_POLICIES[self.contract_playout]
         # Command lines read numbers as floats (``hard:set_candidates=10``).
         self.set_candidates = int(set_candidates)
         #: Draw worlds in proportion to how well they explain the others' bids and contracts
@@ -220,9 +232,14 @@ class SearchStrategy:
         #: that one by this many standard errors, world by world: with few worlds and many
         #: bids, the best-looking bid is most often the one whose worlds happened to be kind.
         self.contract_margin_z = float(contract_margin_z)
-        #: With ``weigh_worlds``, the deals drawn for each one kept: more place the hidden cards
-        #: better, and each costs the search a draw and its reading of the others' plays.
-        self.world_candidates = int(world_candidates)
+        #: With ``weigh_worlds``, the deals drawn for each one kept (for every game, or by game):
+        #: more place the hidden cards better, and each costs the search a draw and its reading
+        #: of the others' plays.
+        self.world_candidates: int | Mapping[str, int] = (
+            {game: int(count) for game, count in world_candidates.items()}
+            if isinstance(world_candidates, Mapping)
+            else int(world_candidates)
+        )
         #: Play each playout's last tricks exactly once no hand holds more than this many
         #: cards (:mod:`cardtable.bots.endgame`): 0 leaves every card to the playout policy.
         self.endgame_cards = int(endgame_cards)  # command lines read numbers as floats
@@ -247,7 +264,7 @@ class SearchStrategy:
         )
         direction = game_spec(game).direction
         sampler = WorldSampler(
-            view, hidden, sample_placement, direction, weighs, self.world_candidates
+            view, hidden, sample_placement, direction, weighs, self.candidates_per_world(game)
         )
         draw_units = sampler.work_per_world
         world = sampler.draw(rng)
@@ -268,6 +285,7 @@ class SearchStrategy:
                     self.bank.settle(seat, draw_units)
                 return format_action(candidates[0])
         plans = in_game(self.plan_game, game)
+        policy = self.policy if card_play or not actions else self.contract_policy
         races = self.adaptive and (self.race_contracts or card_play)
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
         values: list[list[float]] = [[] for _ in candidates]
@@ -276,7 +294,7 @@ class SearchStrategy:
         while True:
             for index in alive:
                 advantage, applied = evaluate(
-                    world, seat, candidates[index], self.policy, rng, plans, self.endgame_cards
+                    world, seat, candidates[index], policy, rng, plans, self.endgame_cards
                 )
                 values[index].append(advantage)
                 work += applied
@@ -304,6 +322,13 @@ class SearchStrategy:
             or clearly_ahead(values[chosen], values[0], margin)
         )
         return format_action(candidates[chosen if stands else 0])
+
+    def candidates_per_world(self, game: str) -> int:
+        """Deals drawn for each world kept in ``game``: the count given for every game, or the
+        one given for ``game`` (:data:`CANDIDATES_PER_WORLD` where none is)."""
+        if isinstance(self.world_candidates, Mapping):
+            return self.world_candidates.get(game, CANDIDATES_PER_WORLD)
+        return self.world_candidates
 
     def _set_candidates(self, world: GameState, seat: int, rng: random.Random) -> list[Action]:
         """The rule-based choice of cards, and variants with one card swapped for another."""
