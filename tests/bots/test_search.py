@@ -167,17 +167,25 @@ def test_without_weighing_contracts_a_bid_draws_uniform_worlds_and_a_play_weighe
             )
 
 
-def test_a_contract_margin_keeps_the_rule_based_bid_unless_another_is_clearly_better() -> None:
-    """With a margin only a certain difference could clear, every bid is the rule-based one;
-    without one the search bids otherwise at some positions. Card plays are not held to it."""
-    positions = list(random_positions("whist", 4, {}, seed=5, count=300))
-    bids = [state for state in positions if state.phase == "bid"][:12]
-    plays = [
+def whist_bids_and_plays(
+    seed: int, bids: int, plays: int
+) -> tuple[list[GameState], list[GameState]]:
+    """Bids and card plays of more than two cards from random four-seat Whist games."""
+    positions = list(random_positions("whist", 4, {}, seed=seed, count=300))
+    bid_states = [state for state in positions if state.phase == "bid"][:bids]
+    play_states = [
         state
         for state in positions
         if state.phase == "play" and len(state.legal_actions(state.to_act()[0])) > 2
-    ][:12]
-    assert len(bids) == len(plays) == 12
+    ][:plays]
+    assert (len(bid_states), len(play_states)) == (bids, plays)
+    return bid_states, play_states
+
+
+def test_a_contract_margin_keeps_the_rule_based_bid_unless_another_is_clearly_better() -> None:
+    """With a margin only a certain difference could clear, every bid is the rule-based one;
+    without one the search bids otherwise at some positions. Card plays are not held to it."""
+    bids, plays = whist_bids_and_plays(seed=5, bids=12, plays=12)
     departed = 0
     for state in bids:
         seat = state.to_act()[0]
@@ -236,14 +244,7 @@ def test_fewer_deals_drawn_for_each_world_kept_cost_less_and_buy_more_worlds() -
 def test_bids_are_weighed_with_the_contract_playout_and_cards_with_the_playout() -> None:
     """``contract_playout``: a bid is chosen as a search playing that policy out would choose
     it, a card as the search's own playout would; an unknown policy is refused."""
-    positions = list(random_positions("whist", 4, {}, seed=6, count=300))
-    bids = [state for state in positions if state.phase == "bid"][:12]
-    plays = [
-        state
-        for state in positions
-        if state.phase == "play" and len(state.legal_actions(state.to_act()[0])) > 2
-    ][:8]
-    assert len(bids) == 12 and len(plays) == 8
+    bids, plays = whist_bids_and_plays(seed=6, bids=12, plays=8)
 
     def choices(states: list[GameState], **options: Any) -> list[str]:
         return [
