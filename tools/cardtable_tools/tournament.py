@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
+from cardtable.bots.levels import strategy_and_options
 from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy
 from cardtable.bots.strategy import Strategy
@@ -245,6 +246,40 @@ def _strategy(name: str, options: Mapping[str, Any]) -> Strategy:
     seat names in its options (:data:`VARIANT_OF`), made with the rest of them."""
     chosen = dict(options)
     return strategy_by_name(str(chosen.pop(VARIANT_OF, name)), **chosen)
+
+
+def seated_settings(
+    names: Sequence[str], strategy_options: Mapping[str, Mapping[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """What each seated name plays: its strategy and the options it is made with, a level's
+    own included, as plain JSON. A report carries them so that it says what played (a level's
+    options change with the code) and runs of different settings are never pooled.
+
+    >>> seated_settings(["easy", "fast"], {"fast": {"budget_ms": 5, "variant_of": "search"}})
+    {'easy': {'strategy': 'rules', 'options': {}}, 'fast': {'strategy': 'search', 'options': {'budget_ms': 5}}}
+    """  # noqa: E501
+    settings = {}
+    for name in dict.fromkeys(names):
+        chosen = dict((strategy_options or {}).get(name, {}))
+        strategy, options = strategy_and_options(str(chosen.pop(VARIANT_OF, name)), **chosen)
+        settings[name] = {"strategy": strategy, "options": plain_json(options)}
+    return settings
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` with mappings as dicts and other collections as lists (sets sorted), as
+    ``json`` writes it and reads it back: two settings compare equal read from a file or not.
+
+    >>> plain_json({"games": ("whist", "358"), "counts": {"whist": 2}, "on": frozenset("ba")})
+    {'games': ['whist', '358'], 'counts': {'whist': 2}, 'on': ['a', 'b']}
+    """
+    if isinstance(value, Mapping):
+        return {str(key): plain_json(item) for key, item in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted(plain_json(item) for item in value)
+    if isinstance(value, (list, tuple)):
+        return [plain_json(item) for item in value]
+    return value
 
 
 def _check_teams_hold_one_strategy(spec: GameSpec, names: Sequence[str]) -> None:
@@ -516,8 +551,10 @@ def run_tournament(
     ``board_advantages`` (its mean advantage on each board, in board order: two runs of one seed
     play the same cards, so their boards pair up); ``ladder``, the
     strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
-    ``workers`` and ``seconds``. ``workers`` processes play the boards; the report is the same
-    for any number of them but for ``workers`` and ``seconds``. With ``by_deal`` it holds
+    ``workers`` and ``seconds``, and what was played: ``seed``, ``every_rotation``, the game's
+    ``options`` and each seated name's ``settings`` (:func:`seated_settings`). ``workers``
+    processes play the boards; the report is the same for any number of them but for
+    ``workers`` and ``seconds``. With ``by_deal`` it holds
     ``by_deal`` too: each strategy's deals by size (``deal_breakdown.breakdown``).
     """
     spec, names, _ = _line_up(game, seats, options, strategy_options)
@@ -553,6 +590,10 @@ def run_tournament(
         "game": spec.name,
         "players": players,
         "seats": names,
+        "seed": seed,
+        "every_rotation": every_rotation,
+        "options": plain_json(options or {}),
+        "settings": seated_settings(names, strategy_options),
         "games": total_games,
         "boards": boards,
         "workers": workers,

@@ -30,7 +30,8 @@ def strategy_by_name(name: str, **options: Any) -> Strategy:
     """A new strategy called ``name``; ``options`` go to its constructor (``search``:
     ``budget_ms``, ``worlds``, ``playout``, ``set_candidates``, ``weigh_worlds``,
     ``weigh_contracts``, ``plan_game``, ``adaptive``, ``race_contracts``,
-    ``merge_interchangeable``, ``contract_margin_z``; ``rules``: ``keen``). A level's name
+    ``merge_interchangeable``, ``contract_margin_z``, ``world_candidates``,
+    ``endgame_cards``, ``contract_playout``; ``rules``: ``keen``). A level's name
     gives its strategy with the level's options, ``options`` on top."""
     key, options = strategy_and_options(name, **options)
     if key == "search":

@@ -1,4 +1,5 @@
-"""``cardtable tournament``: a duplicate tournament between computer players, engine only."""
+"""``cardtable tournament``: a duplicate tournament between computer players, engine only;
+``cardtable tournament-pool``: several runs' reports as one."""
 
 from __future__ import annotations
 
@@ -59,23 +60,52 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
-    if args.json:
-        print(json.dumps(report))
-        return 0
-    report_console(stderr=False).print(ladder_table(report))
-    if args.by_deal:
-        report_console(stderr=False).print(deal_table(report))
-    report_console(stderr=False).print(
-        f"{report['seconds']} s in {report['workers']} "
-        f"process{'es' if report['workers'] > 1 else ''}; advantage: own score minus the other "
-        "seats', higher is better"
-    )
-    if args.chart:
+    processes = f"process{'es' if report['workers'] > 1 else ''}"
+    show_report(report, args.json, f"{report['seconds']} s in {report['workers']} {processes}")
+    if args.chart and not args.json:
         from cardtable_tools.tournament_chart import draw_ladder
 
         # a path to open stays one line, whatever the console's width
         console.print(f"chart: {draw_ladder(report, Path(args.chart))}", soft_wrap=True)
     return 0
+
+
+def cmd_tournament_pool(args: argparse.Namespace) -> int:
+    from cardtable_tools.tournament_pool import PoolError, pool_reports
+
+    console = report_console()
+    reports: list[dict[str, Any]] = []
+    for path in args.reports:
+        try:
+            report = json.loads(Path(path).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            console.print(f"[red]error:[/red] {path}: cannot read a report: {error}")
+            return 2
+        if not isinstance(report, dict):
+            console.print(f"[red]error:[/red] {path}: not a `tournament --json` report")
+            return 2
+        reports.append(report)
+    try:
+        pooled = pool_reports(reports, args.reports)
+    except PoolError as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    seeds = ", ".join(str(seed) for seed in pooled["seeds"])
+    show_report(pooled, args.json, f"{pooled['runs']} runs pooled (seeds {seeds})")
+    return 0
+
+
+def show_report(report: dict[str, Any], as_json: bool, where_from: str) -> None:
+    """A report as one JSON object, or as the ladder (and the deals by size, if it has them)
+    with ``where_from`` and how to read the advantage."""
+    if as_json:
+        print(json.dumps(report))
+        return
+    out = report_console(stderr=False)
+    out.print(ladder_table(report))
+    if "by_deal" in report:
+        out.print(deal_table(report))
+    out.print(f"{where_from}; advantage: own score minus the other seats', higher is better")
 
 
 def budget_options(search_ms: float, level_budgets: list[str]) -> dict[str, dict[str, Any]]:
@@ -211,7 +241,7 @@ def tournament_estimate(games: int, seconds_per_game: float) -> Text:
 
 
 def register(commands: Subcommands) -> None:
-    """Add ``tournament``."""
+    """Add ``tournament`` and ``tournament-pool``."""
     games = sorted(GAMES)
     tour = commands.add_parser(
         "tournament", help="duplicate tournament between bot strategies, engine only"
@@ -266,3 +296,10 @@ def register(commands: Subcommands) -> None:
     tour.add_argument("--chart", metavar="FILE", help="also draw the strength ladder as a PNG")
     tour.add_argument("--json", action="store_true", help="print one JSON object")
     tour.set_defaults(handler=cmd_tournament)
+    pool = commands.add_parser(
+        "tournament-pool",
+        help="pool the boards of tournament runs of one match-up (different seeds)",
+    )
+    pool.add_argument("reports", nargs="+", metavar="REPORT", help="a `tournament --json` output")
+    pool.add_argument("--json", action="store_true", help="print one JSON object")
+    pool.set_defaults(handler=cmd_tournament_pool)

@@ -1,0 +1,142 @@
+"""Tournament runs of one match-up pooled into one report: more boards, a narrower interval.
+
+A difference between two strong players is often smaller than one run can show: the interval
+of 160 Whist games spans about five points. Boards are independent draws of cards, and a run's
+cards depend only on its seed (``cardtable_tools.tournament``), so runs of the same match-up
+with different seeds are one larger sample: their boards, taken together, give the pooled
+advantage and its interval exactly as one run of that many boards would.
+
+Runs are pooled only when they played the same thing: the same game, seats, rotations, game
+options and every seated name's settings (its strategy and options, a level's own included, as
+the report recorded them). Two runs of one seed play the same boards, so pooling them would
+count those boards twice: refused. A report made before tournaments recorded their seed and
+settings says neither, so it cannot be checked: refused too.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cardtable_tools.tournament import (
+    boards_to_clear,
+    confidence_interval,
+    strength_ladder,
+)
+
+#: What two runs must agree on to be pooled: what was played, not how long it took.
+MATCH_UP_KEYS = ("game", "players", "seats", "every_rotation", "options", "settings")
+#: What a report must hold to be pooled.
+REQUIRED_KEYS = (*MATCH_UP_KEYS, "seed", "games", "boards")
+#: A deal size's figures that are means over its deals, and the places each is rounded to.
+DEAL_MEANS = {
+    "mean_score": 3,
+    "advantage": 3,
+    "tricks": 3,
+    "bid": 3,
+    "exact_rate": 4,
+    "over_rate": 4,
+}
+
+
+class PoolError(ValueError):
+    """Reports that cannot be pooled, with the reason."""
+
+
+def pool_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] = ()) -> dict[str, Any]:
+    """One report for the boards of ``reports`` together, in the order given; ``names`` (the
+    reports' file names, say) name them in a refusal. The pooled report has a tournament
+    report's keys but ``workers``, ``seeds`` in place of ``seed`` and ``seconds`` the runs'
+    total; ``by_deal`` when every run has it."""
+    if not reports:
+        raise PoolError("no reports to pool")
+    labels = list(names) or [f"report {index + 1}" for index in range(len(reports))]
+    for label, report in zip(labels, reports, strict=True):
+        missing = [key for key in REQUIRED_KEYS if key not in report]
+        if missing:
+            raise PoolError(
+                f"{label} does not say its {', '.join(missing)}: it was made before "
+                "tournaments recorded what they played, so run it again to pool it"
+            )
+    first = reports[0]
+    for label, report in zip(labels[1:], reports[1:], strict=True):
+        differ = [key for key in MATCH_UP_KEYS if report[key] != first[key]]
+        if differ:
+            raise PoolError(
+                f"{label} played another match-up than {labels[0]} (its {', '.join(differ)} "
+                "differ): only runs of the same players on the same game pool"
+            )
+    seeds = [report["seed"] for report in reports]
+    repeated = sorted({seed for seed in seeds if seeds.count(seed) > 1})
+    if repeated:
+        raise PoolError(
+            f"seed {', '.join(map(str, repeated))} is given more than once: runs of one seed "
+            "play the same boards, which would count twice"
+        )
+    games = sum(report["games"] for report in reports)
+    boards = sum(report["boards"] for report in reports)
+    pooled: dict[str, Any] = {key: first[key] for key in MATCH_UP_KEYS}
+    pooled.update(
+        seeds=seeds,
+        runs=len(reports),
+        games=games,
+        boards=boards,
+        seconds=round(sum(report.get("seconds", 0.0) for report in reports), 2),
+    )
+    per_board = games // boards
+    for name in dict.fromkeys(first["seats"]):
+        pooled[name] = _pooled_strategy([report[name] for report in reports], reports, per_board)
+    pooled["ladder"] = strength_ladder(pooled)
+    if all("by_deal" in report for report in reports):
+        pooled["by_deal"] = {
+            name: pool_deal_rows([report["by_deal"][name] for report in reports])
+            for name in first["by_deal"]
+        }
+    return pooled
+
+
+def _pooled_strategy(
+    entries: Sequence[Mapping[str, Any]], reports: Sequence[Mapping[str, Any]], per_board: int
+) -> dict[str, Any]:
+    """One strategy's figures over every run's boards; means over games weighed by games."""
+    boards = [value for entry in entries for value in entry["board_advantages"]]
+    weights = [report["games"] for report in reports]
+    low, high = confidence_interval(boards)
+    to_clear = boards_to_clear(boards)
+    return {
+        "mean_score": round(_weighed([entry["mean_score"] for entry in entries], weights), 3),
+        "win_rate": round(_weighed([entry["win_rate"] for entry in entries], weights), 4),
+        "advantage": round(statistics.fmean(boards), 3),
+        "ci95": [round(low, 3), round(high, 3)],
+        "games_to_clear": None if to_clear is None else to_clear * per_board,
+        "board_advantages": boards,
+    }
+
+
+def pool_deal_rows(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """One strategy's deals by size over several runs (``deal_breakdown.breakdown``'s rows):
+    each mean weighed by the deals it is over. In Whist every seat bids every deal, so the
+    bid's rates are over the same deals as the rest.
+
+    >>> pool_deal_rows([[{"cards_each": 1, "deals": 1, "advantage": 3.0}],
+    ...                 [{"cards_each": 1, "deals": 3, "advantage": -1.0}]])
+    [{'cards_each': 1, 'deals': 4, 'advantage': 0.0}]
+    """
+    by_size: dict[int, list[Mapping[str, Any]]] = {}
+    for rows in runs:
+        for row in rows:
+            by_size.setdefault(row["cards_each"], []).append(row)
+    pooled = []
+    for cards_each, rows in sorted(by_size.items()):
+        deals = [row["deals"] for row in rows]
+        entry: dict[str, Any] = {"cards_each": cards_each, "deals": sum(deals)}
+        for key, places in DEAL_MEANS.items():
+            if all(key in row for row in rows):
+                entry[key] = round(_weighed([row[key] for row in rows], deals), places)
+        pooled.append(entry)
+    return pooled
+
+
+def _weighed(values: Sequence[float], weights: Sequence[float]) -> float:
+    return sum(value * weight for value, weight in zip(values, weights, strict=True)) / sum(weights)
