@@ -242,10 +242,16 @@ def _line_up(
 
 
 def _strategy(name: str, options: Mapping[str, Any]) -> Strategy:
-    """The strategy seated as ``name``: a strategy or level by that name, or the one a variant
-    seat names in its options (:data:`VARIANT_OF`), made with the rest of them."""
+    """The strategy seated as ``name``, made with its options."""
+    base, chosen = _seated_as(name, options)
+    return strategy_by_name(base, **chosen)
+
+
+def _seated_as(name: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """What the seat named ``name`` plays: a strategy or level by that name, or the one a
+    variant seat names in its options (:data:`VARIANT_OF`), with the rest of them."""
     chosen = dict(options)
-    return strategy_by_name(str(chosen.pop(VARIANT_OF, name)), **chosen)
+    return str(chosen.pop(VARIANT_OF, name)), chosen
 
 
 def seated_settings(
@@ -260,8 +266,8 @@ def seated_settings(
     """  # noqa: E501
     settings = {}
     for name in dict.fromkeys(names):
-        chosen = dict((strategy_options or {}).get(name, {}))
-        strategy, options = strategy_and_options(str(chosen.pop(VARIANT_OF, name)), **chosen)
+        base, chosen = _seated_as(name, (strategy_options or {}).get(name, {}))
+        strategy, options = strategy_and_options(base, **chosen)
         settings[name] = {"strategy": strategy, "options": plain_json(options)}
     return settings
 

@@ -85,8 +85,9 @@ def pool_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] = ()
         seconds=round(sum(report.get("seconds", 0.0) for report in reports), 2),
     )
     per_board = games // boards
+    weights = [report["games"] for report in reports]
     for name in dict.fromkeys(first["seats"]):
-        pooled[name] = _pooled_strategy([report[name] for report in reports], reports, per_board)
+        pooled[name] = _pooled_strategy([report[name] for report in reports], weights, per_board)
     pooled["ladder"] = strength_ladder(pooled)
     if all("by_deal" in report for report in reports):
         pooled["by_deal"] = {
@@ -97,16 +98,16 @@ def pool_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] = ()
 
 
 def _pooled_strategy(
-    entries: Sequence[Mapping[str, Any]], reports: Sequence[Mapping[str, Any]], per_board: int
+    entries: Sequence[Mapping[str, Any]], games: Sequence[int], per_board: int
 ) -> dict[str, Any]:
-    """One strategy's figures over every run's boards; means over games weighed by games."""
+    """One strategy's figures over every run's boards; means over games weighed by ``games``,
+    each run's."""
     boards = [value for entry in entries for value in entry["board_advantages"]]
-    weights = [report["games"] for report in reports]
     low, high = confidence_interval(boards)
     to_clear = boards_to_clear(boards)
     return {
-        "mean_score": round(_weighed([entry["mean_score"] for entry in entries], weights), 3),
-        "win_rate": round(_weighed([entry["win_rate"] for entry in entries], weights), 4),
+        "mean_score": round(statistics.fmean([entry["mean_score"] for entry in entries], games), 3),
+        "win_rate": round(statistics.fmean([entry["win_rate"] for entry in entries], games), 4),
         "advantage": round(statistics.fmean(boards), 3),
         "ci95": [round(low, 3), round(high, 3)],
         "games_to_clear": None if to_clear is None else to_clear * per_board,
@@ -133,10 +134,6 @@ def pool_deal_rows(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str
         entry: dict[str, Any] = {"cards_each": cards_each, "deals": sum(deals)}
         for key, places in DEAL_MEANS.items():
             if all(key in row for row in rows):
-                entry[key] = round(_weighed([row[key] for row in rows], deals), places)
+                entry[key] = round(statistics.fmean([row[key] for row in rows], deals), places)
         pooled.append(entry)
     return pooled
-
-
-def _weighed(values: Sequence[float], weights: Sequence[float]) -> float:
-    return sum(value * weight for value, weight in zip(values, weights, strict=True)) / sum(weights)
