@@ -26,6 +26,7 @@ from cardtable.bots.beliefs import (
     log_likelihood,
 )
 from cardtable.bots.determinize import sample_placement, sample_world
+from cardtable.bots.importance import WorldWeights
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.rules import hearts as hearts_rules
 from cardtable.bots.rules import rules_action
@@ -100,6 +101,34 @@ def test_weighted_worlds_place_more_hidden_cards_where_they_really_are(
         f"{game}: {uniform:.4f} of the hidden cards placed right uniformly, {weighted:.4f} weighted"
     )
     assert weighted > uniform + 0.005, (game, uniform, weighted)
+
+
+def test_worlds_weighed_by_importance_place_more_cards_right_than_one_kept_of_two() -> None:
+    """Every world drawn kept and weighed by its likelihood (to the default power) follows the
+    bids further than one world kept of two drawn, for half the draws."""
+    weighed_scores, kept_scores = [], []
+    weighed_rng, kept_rng = random.Random(13), random.Random(14)
+    for state in rules_positions("whist", 4, "play", seed=5, count=40):
+        observer = state.to_act()[0]
+        view = state.observation(observer)
+        hidden = hidden_cards(view)
+        importance, resampling = (
+            WorldSampler(view, hidden, sample_placement, state.spec.direction, True, 2, weighs)
+            for weighs in (True, False)
+        )
+        assert importance.draws_per_world == 1 and resampling.draws_per_world == 2
+        weights, shares = WorldWeights(), []
+        for _ in range(30):
+            world, log_likelihood = importance.draw_weighed(weighed_rng)
+            weights.add(log_likelihood)
+            shares.append(share_placed_right(world, state, observer))
+        weighed_scores.append(statistics.fmean(shares, weights))
+        kept_scores.extend(
+            share_placed_right(resampling.draw(kept_rng), state, observer) for _ in range(30)
+        )
+    weighed, kept = statistics.fmean(weighed_scores), statistics.fmean(kept_scores)
+    print(f"{kept:.4f} of the hidden cards placed right keeping one of two, {weighed:.4f} weighed")
+    assert weighed > kept + 0.005, (kept, weighed)
 
 
 @pytest.mark.parametrize(

@@ -241,6 +241,22 @@ def test_fewer_deals_drawn_for_each_world_kept_cost_less_and_buy_more_worlds() -
     assert two.last_worlds > four.last_worlds
 
 
+def test_worlds_weighed_by_importance_cost_one_draw_and_buy_more_worlds() -> None:
+    """``importance``: every world drawn is kept, its likelihood its weight, so a world costs
+    one draw and one reading of the others' plays: more fit the budget than keeping one world
+    of two. The weights' power is above 0 and at most 1."""
+    whist = a_choice_of_cards("whist", {}, tricks=2)
+    observation = whist.observation(whist.to_act()[0])
+    two = SearchStrategy(budget_ms=5, weigh_worlds=True, world_candidates=2)
+    weighed = SearchStrategy(budget_ms=5, weigh_worlds=True, importance=True)
+    for player in (two, weighed):
+        player.choose(observation, random.Random(3))
+    assert weighed.last_worlds > two.last_worlds
+    for power in (0.0, 1.5):
+        with pytest.raises(ValueError):
+            SearchStrategy(importance_power=power)
+
+
 def test_bids_are_weighed_with_the_contract_playout_and_cards_with_the_playout() -> None:
     """``contract_playout``: a bid is chosen as a search playing that policy out would choose
     it, a card as the search's own playout would; an unknown policy is refused."""

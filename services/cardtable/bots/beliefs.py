@@ -6,7 +6,9 @@ Hearts passes.
 holding any 5 cards; it surely holds strong ones. This module scores a drawn world by how well
 its hidden hands explain the decisions everybody saw, and :class:`WorldSampler` keeps a world
 in proportion to that score (sampling importance resampling): it draws a few candidate worlds
-and keeps one with probability proportional to its likelihood.
+and keeps one with probability proportional to its likelihood. Or, weighing by importance, it
+keeps every world it draws and gives the search its likelihood as a weight
+(:mod:`cardtable.bots.importance`).
 
 The likelihood models the others as playing roughly like the rule-based player, softly, so
 that a person who bids by feel still fits worlds near what the rules would have bid:
@@ -350,6 +352,7 @@ class WorldSampler:
         direction: int,
         weigh: bool,
         candidates: int = CANDIDATES_PER_WORLD,
+        importance: bool = False,
     ) -> None:
         self.observation = observation
         self.candidates = candidates
@@ -358,6 +361,9 @@ class WorldSampler:
         self.observer = int(observation["seat"])
         plays = deal_plays(observation, direction) if weigh else []
         self.weigh = weigh and has_evidence(observation, plays)
+        #: Weighing by importance: each world drawn is kept and carries its log-likelihood
+        #: (:meth:`draw_weighed`), instead of one of ``candidates`` draws being kept.
+        self.importance = importance and self.weigh
         self.played = played_by_seat(plays, int(observation["players"]))
         self.plays = plays if observation.get("game") in PLAYS_WEIGH else []
         self._others_plays = sum(1 for play in self.plays if play.seat != self.observer)
@@ -368,7 +374,7 @@ class WorldSampler:
     @property
     def draws_per_world(self) -> int:
         """Placements drawn and weighed for each world kept."""
-        return self.candidates if self.weigh else 1
+        return 1 if self.importance or not self.weigh else self.candidates
 
     @property
     def work_per_world(self) -> int:
@@ -377,23 +383,34 @@ class WorldSampler:
         if not self.weigh:
             return WORLD_DRAW_UNITS
         reads = PLAY_READ_UNITS * self._others_plays
-        return round(self.candidates * (WORLD_DRAW_UNITS + reads))
+        return round(self.draws_per_world * (WORLD_DRAW_UNITS + reads))
 
     def draw(self, rng: random.Random) -> GameState:
+        """A world drawn uniformly, or kept among ``candidates`` in proportion to their
+        likelihood."""
         if not self.weigh:
             return self._world(self.draw_placement(self.hidden, rng))
         candidates = [self.draw_placement(self.hidden, rng) for _ in range(self.candidates)]
-        if self._public is None:
-            self._public = self._world(candidates[0])
-            self._card_then = card_then_for(self._public) if self.plays else None
         logs = [self._log_likelihood(placement) for placement in candidates]
         top = max(logs)
         weights = [math.exp(value - top) for value in logs]
         return self._world(rng.choices(candidates, weights)[0])
 
+    def draw_weighed(self, rng: random.Random) -> tuple[GameState, float]:
+        """A world and the log of its weight: with ``importance``, one world drawn uniformly
+        and its log-likelihood; else :meth:`draw`'s world, which its draws already weighed
+        (0). Weights by importance keep every world drawn, so the worlds cost one draw each
+        and follow the whole likelihood, where keeping one of two follows a little of it."""
+        if not self.importance:
+            return self.draw(rng), 0.0
+        placement = self.draw_placement(self.hidden, rng)
+        return self._world(placement), self._log_likelihood(placement)
+
     def _log_likelihood(self, placement: list[list[Card]]) -> float:
+        if self._public is None:
+            self._public = self._world(placement)
+            self._card_then = card_then_for(self._public) if self.plays else None
         public = self._public
-        assert public is not None
         hands = deal_hands(self.hidden, placement, self.played)
         total = log_likelihood(public, self.observer, hands)
         if self._card_then is not None:

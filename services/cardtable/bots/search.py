@@ -47,6 +47,7 @@ from cardtable.bots.budget import WorkBank
 from cardtable.bots.card_plays import chooses_a_card, one_of_each_kind
 from cardtable.bots.determinize import sample_placement
 from cardtable.bots.endgame import EndgameSolver, most_cards_held
+from cardtable.bots.importance import DEFAULT_IMPORTANCE_POWER, WorldWeights
 from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, oriented, outlook
 from cardtable.bots.racing import clearly_ahead, leader, still_in_race
@@ -175,6 +176,8 @@ class SearchStrategy:
         world_candidates: int | Mapping[str, int] = CANDIDATES_PER_WORLD,
         endgame_cards: int = 0,
         contract_playout: str | None = None,
+        importance: bool | Collection[str] = False,
+        importance_power: float = DEFAULT_IMPORTANCE_POWER,
     ) -> None:
         for name in (playout, contract_playout or playout):
             if name not in PLAYOUT_POLICIES:
@@ -193,6 +196,8 @@ class SearchStrategy:
             raise ValueError("the candidates for a set of cards are a whole number, 1 or more")
         if endgame_cards < 0 or endgame_cards != int(endgame_cards):
             raise ValueError("the cards a hand holds for the exact ending are a whole number")
+        if not 0 < importance_power <= 1:
+            raise ValueError("the power of the importance weights is above 0 and at most 1")
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
             raise ValueError("the budget and the number of worlds must be positive")
         self.budget_ms = float(budget_ms)
@@ -243,6 +248,13 @@ class SearchStrategy:
         #: Play each playout's last tricks exactly once no hand holds more than this many
         #: cards (:mod:`cardtable.bots.endgame`): 0 leaves every card to the playout policy.
         self.endgame_cards = int(endgame_cards)  # command lines read numbers as floats
+        #: With ``weigh_worlds``, weigh each world drawn by its likelihood (in every game, or in
+        #: those named) instead of keeping one of ``world_candidates`` draws: a world then costs
+        #: one draw, and the worlds follow the whole likelihood, to this power.
+        self.importance = importance
+        #: Below 1 it flattens the weights, trading part of what they say for more worlds that
+        #: count: the likelihood models the others as the rule-based player, which they are not.
+        self.importance_power = float(importance_power)
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -264,10 +276,16 @@ class SearchStrategy:
         )
         direction = game_spec(game).direction
         sampler = WorldSampler(
-            view, hidden, sample_placement, direction, weighs, self.candidates_per_world(game)
+            view,
+            hidden,
+            sample_placement,
+            direction,
+            weighs,
+            self.candidates_per_world(game),
+            importance=in_game(self.importance, game),
         )
         draw_units = sampler.work_per_world
-        world = sampler.draw(rng)
+        world, log_weight = sampler.draw_weighed(rng)
         candidates = actions if actions else self._set_candidates(world, seat, rng)
         if len(candidates) == 1:
             return format_action(candidates[0])
@@ -289,6 +307,7 @@ class SearchStrategy:
         races = self.adaptive and (self.race_contracts or card_play)
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
         values: list[list[float]] = [[] for _ in candidates]
+        weights = WorldWeights(self.importance_power) if sampler.importance else None
         alive = list(range(len(candidates)))
         drawn, work = 0, draw_units
         while True:
@@ -298,6 +317,8 @@ class SearchStrategy:
                 )
                 values[index].append(advantage)
                 work += applied
+            if weights is not None:
+                weights.add(log_weight)
             drawn += 1
             if self.worlds is not None:
                 if drawn >= self.worlds:
@@ -305,21 +326,21 @@ class SearchStrategy:
             elif work >= allowance:
                 break
             if races:
-                alive = still_in_race(alive, values)
+                alive = still_in_race(alive, values, weights=weights)
                 if len(alive) == 1:
                     break
-            world = sampler.draw(rng)
+            world, log_weight = sampler.draw_weighed(rng)
             work += draw_units
         self.last_worlds, self.last_work = drawn, work
         if self.bank:
             self.bank.settle(seat, work)
-        chosen = leader(alive, values)
+        chosen = leader(alive, values, weights)
         margin = self.contract_margin_z if actions and not card_play else 0.0
         stands = (
             not margin
             or chosen == 0
             or 0 not in alive
-            or clearly_ahead(values[chosen], values[0], margin)
+            or clearly_ahead(values[chosen], values[0], margin, weights)
         )
         return format_action(candidates[chosen if stands else 0])
 
