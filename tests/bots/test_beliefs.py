@@ -35,6 +35,7 @@ from cardtable.engine.cards import parse_cards
 from cardtable.engine.determinize import HiddenCards, hidden_cards, state_from_view
 from cardtable.engine.game import GameState
 from cardtable.engine.registry import game_spec
+from cardtable_tools.bench.world_placement import share_placed_right
 from tests.bots import positions
 
 #: Games whose bidding says something, with the phase from which the bids are all known.
@@ -62,19 +63,6 @@ def likelihood_of(world: GameState, observer: int, played: list[list[int]]) -> f
     """:func:`log_likelihood` of the world's own hands."""
     hands = [[*hand, *cards] for hand, cards in zip(world.hands, played, strict=True)]  # type: ignore[attr-defined]
     return log_likelihood(world, observer, hands)
-
-
-def share_placed_right(world: GameState, real: GameState, observer: int) -> float:
-    """Of the cards the observer cannot see in other hands, the share the world puts in the
-    hand that really holds them."""
-    right = total = 0
-    for seat in range(real.num_players):
-        if seat == observer:
-            continue
-        truth = set(real.hands[seat])
-        total += len(truth)
-        right += len(truth & set(world.hands[seat]))
-    return right / total
 
 
 @pytest.mark.parametrize(
