@@ -32,6 +32,7 @@ from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable.engine.hidden import deal_plays
 from cardtable.engine.registry import game_spec
+from cardtable_tools.bench.world_placement import share_placed_right
 from tests.bots.positions import rules_positions
 
 PLAYING_GAMES = [("whist", 4), ("358", 3), ("hearts", 4)]
@@ -59,16 +60,6 @@ def plays_likelihood_of(world: GameState, observer: int) -> float:
     card_then = card_then_for(world)
     assert card_then is not None
     return plays_log_likelihood(world, observer, hands, plays, card_then)  # type: ignore[arg-type]
-
-
-def share_placed_right(world: GameState, real: GameState, observer: int) -> float:
-    right = total = 0
-    for seat in range(real.num_players):
-        if seat != observer:
-            truth = set(real.hands[seat])  # type: ignore[attr-defined]
-            total += len(truth)
-            right += len(truth & set(world.hands[seat]))  # type: ignore[attr-defined]
-    return right / total
 
 
 @pytest.mark.parametrize(("game", "players"), PLAYING_GAMES, ids=[g for g, _ in PLAYING_GAMES])

@@ -23,9 +23,9 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import overload
 
-#: The power the likelihood is raised to: over Whist positions of rule-based games, a half
-#: kept about a third of the worlds effective and most of the cards the likelihood places
-#: right (docs/proving-it.md, "Settings the figures chose").
+#: The power the likelihood is raised to: in Whist a half leaves a third of the worlds drawn to
+#: count and places right most of the cards the whole likelihood does (docs/proving-it.md,
+#: "World placement").
 DEFAULT_IMPORTANCE_POWER = 0.5
 
 
