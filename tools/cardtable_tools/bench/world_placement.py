@@ -70,10 +70,12 @@ def search_positions(
             state.apply(seat, parse_action(search.choose(state.observation(seat), rng)))
 
 
-def sampler_for(state: GameState, seat: int, importance: bool = True) -> WorldSampler:
+def sampler_for(state: GameState, seat: int) -> WorldSampler:
+    """A sampler weighing by importance: every world drawn uniformly with its log-likelihood,
+    which each way of weighing then reads."""
     view = state.observation(seat)
     direction = state.spec.direction
-    return WorldSampler(view, hidden_cards(view), sample_placement, direction, True, 2, importance)
+    return WorldSampler(view, hidden_cards(view), sample_placement, direction, True, 2, True)
 
 
 def share_placed_right(world: GameState, real: GameState, observer: int) -> float:
