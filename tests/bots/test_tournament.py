@@ -481,3 +481,95 @@ def test_the_command_line_breaks_a_tournament_down_by_deal(
     assert "by deal size" in printed
     for column in ("cards each", "advantage/deal", "exact", "over"):
         assert column in printed
+
+
+class StopAfter:
+    """A progress callback that interrupts the tournament once ``games`` games are done, as
+    the terminal's interrupt would."""
+
+    def __init__(self, games: int) -> None:
+        self.games = games
+
+    def __call__(self, done: int, total: int) -> None:
+        if done >= self.games:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_stopped_tournament_reports_the_boards_it_finished(workers: int) -> None:
+    """Stopped while it tells of its fifth game (its third board's first, the board done), a
+    run reports three boards, exactly as a run of three."""
+    seats = ["rules", "random", "rules", "random"]
+    options = {"quick": "true"}
+    whole = run_tournament("hearts", seats, 40, 3, options=options, by_deal=True)
+    stopped = run_tournament(
+        "hearts", seats, 40, 3, options=options, by_deal=True, workers=workers,
+        progress=StopAfter(5),
+    )  # fmt: skip
+    short = run_tournament("hearts", seats, 6, 3, options=options, by_deal=True)
+    assert whole["stopped"] is False and stopped["stopped"] is True
+    assert (stopped["boards"], stopped["games"]) == (3, 6)
+    assert stopped["rules"]["board_advantages"] == whole["rules"]["board_advantages"][:3]
+    for report in (stopped, short):
+        del report["seconds"], report["workers"], report["stopped"]
+    assert stopped == short
+    workers = [
+        child for child in psutil.Process().children() if "spawn_main" in " ".join(child.cmdline())
+    ]
+    assert not workers, "the pool's workers outlived the stop"
+
+
+def test_a_tournament_stopped_before_its_first_board_has_nothing_to_report(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "play_board", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament("hearts", ["rules", "random", "rules", "random"], 4, 1)
+    argv = ["tournament", "--game", "hearts", "--seats", "rules,random,rules,random",
+            "--games", "4", "--option", "quick=true", "--workers", "1"]  # fmt: skip
+    assert main(argv) == 130
+    assert "stopped before a board was finished" in capsys.readouterr().err
+
+
+def test_later_boards_of_a_seed_are_the_same_boards_a_longer_run_plays() -> None:
+    seats = ["rules", "random", "rules", "random"]
+    whole = run_tournament("whist", seats, 8, 4)
+    later = run_tournament("whist", seats, 4, 4, first_board=2)
+    assert later["first_board"] == 2 and later["boards"] == 2
+    assert later["rules"]["board_advantages"] == whole["rules"]["board_advantages"][2:]
+    with pytest.raises(ValueError, match="first board"):
+        run_tournament("whist", seats, 4, 4, first_board=-1)
+
+
+def test_sigterm_stops_the_command_with_the_report_of_the_boards_finished() -> None:
+    """An operator's ``kill`` (or a ``timeout``) ends a long run with what it played so far,
+    and the command says where the next run picks up; the workers end with it."""
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from cardtable.cli.main import main; sys.exit(main(sys.argv[1:]))",
+        "tournament", "--game", "hearts", "--seats", "rules,random,rules,random",
+        "--option", "quick=true", "--games", "20000", "--seed", "1", "--workers", "2", "--json",
+    ]  # fmt: skip
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert run.stderr is not None
+        said = run.stderr.readline()
+        assert "games/s" in said, said  # the estimate: the run has begun
+        time.sleep(3)
+        workers = psutil.Process(run.pid).children()
+        run.terminate()
+        out, err = run.communicate(timeout=30)
+    finally:
+        run.kill()
+    assert run.returncode == 0, err
+    report = json.loads(out)
+    assert report["stopped"] is True and 0 < report["boards"] < 10000
+    assert report["games"] == 2 * report["boards"]
+    following = report["boards"]
+    assert f"--seed 1 --first-board {following} plays on" in " ".join(err.split())
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"workers still running after the tournament ended: {alive}"

@@ -78,7 +78,7 @@ def test_the_deals_pool_by_size_weighed_by_their_number() -> None:
 
 def test_runs_that_played_other_things_or_the_same_boards_are_refused() -> None:
     one, two = whist_run(1), whist_run(2)
-    with pytest.raises(PoolError, match="seed 1 is given more than once"):
+    with pytest.raises(PoolError, match="seed 1's boards 0-1 are given more than once"):
         pool_reports([one, whist_run(1)])
     hearts = json.loads(
         json.dumps(run_tournament("hearts", SEATS, 4, 2, options={"quick": "true"}))
@@ -100,6 +100,27 @@ def test_runs_that_played_other_things_or_the_same_boards_are_refused() -> None:
         pool_reports([one, old], ["new.json", "old.json"])
     with pytest.raises(PoolError, match="no reports"):
         pool_reports([])
+
+
+def test_pieces_of_one_seed_pool_into_the_run_of_all_their_boards() -> None:
+    """A run stopped early and the one that played on from its next board (``--first-board``)
+    are one run of the seed; a piece that repeats a board is refused."""
+    whole = json.loads(json.dumps(run_tournament("whist", SEATS, 8, 6, by_deal=True)))
+    first = whist_run(6)
+    rest = whist_run(6, first_board=2)
+    pooled = pool_reports([first, rest])
+    assert pooled["seeds"] == [6, 6] and pooled["first_boards"] == [0, 2]
+    for name in ("rules", "random"):
+        for key in ("advantage", "ci95", "board_advantages", "games_to_clear"):
+            assert pooled[name][key] == whole[name][key]
+    for row, one_run in zip(pooled["by_deal"]["rules"], whole["by_deal"]["rules"], strict=True):
+        assert row == pytest.approx(one_run, abs=2e-3)  # means of rounded means
+    overlapping = whist_run(6, first_board=1)
+    with pytest.raises(PoolError, match="seed 6's boards 1-2 are given more than once"):
+        pool_reports([first, rest, overlapping])
+    old = {key: value for key, value in first.items() if key != "first_board"}
+    with pytest.raises(PoolError, match="seed 6's boards 0-1"):
+        pool_reports([old, first])
 
 
 def test_the_command_pools_files_and_refuses_what_it_cannot_read(

@@ -17,6 +17,12 @@ default). A board's games depend only on the seed and the board's number (its ca
 seat's generator, and the search's budget, which is counted in work, not time:
 ``cardtable.bots.search``), and the results are summed in board order whatever order the
 workers finish in, so a pool gives exactly what a serial run gives.
+
+A run can also be cut into pieces: ``first_board`` starts at a later board of the seed, and a
+run stopped early (the terminal's interrupt, or ``SIGTERM`` to the command) reports the boards
+it finished, so an hours-long match-up lost to a stop costs only the board in play, and the
+next run picks up from the first board not played (``cardtable_tools.tournament_pool`` pools
+the pieces).
 """
 
 from __future__ import annotations
@@ -25,11 +31,11 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
@@ -499,38 +505,54 @@ def exit_with_parent(parent_pid: int, check_seconds: float = PARENT_CHECK_SECOND
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def _worker_setup(parent_pid: int) -> None:
+    """A pool worker's start: the terminal's interrupt is the tournament's to handle (it ends
+    the workers), and the worker ends with the tournament (:func:`exit_with_parent`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent(parent_pid)
+
+
 def _boards_played(
     game: str,
     names: Sequence[str],
     seed: int,
-    boards: int,
+    numbers: range,
     workers: int,
     options: Mapping[str, Any] | None,
     strategy_options: Mapping[str, Mapping[str, Any]] | None,
     every_rotation: bool,
     by_deal: bool,
-) -> Iterator[list[BoardGame]]:
-    """Each board's games, in board order; played by ``workers`` processes if more than one."""
-    board_args = (options, strategy_options, every_rotation, by_deal)
-    if workers <= 1 or boards <= 1:
-        for number in range(boards):
-            yield play_board(game, names, seed, number, *board_args)
+) -> Generator[list[BoardGame], None, None]:
+    """The games of the boards ``numbers``, in order; played by ``workers`` processes if more
+    than one. A caller that stops early ends the workers at once, boards in play and all."""
+    board = partial(
+        play_board,
+        game,
+        names,
+        seed,
+        options=options,
+        strategy_options=strategy_options,
+        every_rotation=every_rotation,
+        by_deal=by_deal,
+    )
+    if workers <= 1 or len(numbers) <= 1:
+        for number in numbers:
+            yield board(number)
         return
     # spawn, not fork: a forked copy of a process holding gRPC or other threads can deadlock,
     # and a board needs nothing of the parent's but its arguments.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        min(workers, boards),
-        mp_context=context,
-        initializer=exit_with_parent,
-        initargs=(os.getpid(),),
-    ) as pool:
-        futures = [
-            pool.submit(play_board, game, names, seed, number, *board_args)
-            for number in range(boards)
-        ]
-        for future in futures:
-            yield future.result()
+    pool = context.Pool(min(workers, len(numbers)), _worker_setup, (os.getpid(),))
+    finished = False
+    try:
+        yield from pool.imap(board, numbers)
+        finished = True
+    finally:
+        if finished:
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
 
 
 def run_tournament(
@@ -545,6 +567,7 @@ def run_tournament(
     workers: int = 1,
     every_rotation: bool = False,
     by_deal: bool = False,
+    first_board: int = 0,
 ) -> dict[str, Any]:
     """Play about ``games`` games (rounded up to whole boards) and report each strategy.
 
@@ -557,54 +580,60 @@ def run_tournament(
     ``board_advantages`` (its mean advantage on each board, in board order: two runs of one seed
     play the same cards, so their boards pair up); ``ladder``, the
     strategies from the strongest (highest advantage) down; plus ``games``, ``boards``,
-    ``workers`` and ``seconds``, and what was played: ``seed``, ``every_rotation``, the game's
+    ``workers`` and ``seconds``, and what was played: ``seed``, ``first_board`` (the seed's
+    boards are played from this one on), ``every_rotation``, the game's
     ``options`` and each seated name's ``settings`` (:func:`seated_settings`). ``workers``
     processes play the boards; the report is the same for any number of them but for
     ``workers`` and ``seconds``. With ``by_deal`` it holds
     ``by_deal`` too: each strategy's deals by size (``deal_breakdown.breakdown``).
+
+    A ``KeyboardInterrupt`` while it plays (the terminal's interrupt; the command turns
+    ``SIGTERM`` into one) stops it: the report then holds the boards finished, with
+    ``stopped`` true (false for a run that played them all); with none finished it is raised.
     """
+    if first_board < 0:
+        raise ValueError("the first board is a board's number: 0 or more")
     spec, names, _ = _line_up(game, seats, options, strategy_options)
     players = len(names)
     per_board = len(board_seatings(names, every_rotation))
-    total_games = tournament_games(games, per_board)
-    boards = total_games // per_board
+    boards = tournament_games(games, per_board) // per_board
     workers = max(1, min(workers, boards))
-    stats = {name: StrategyStats() for name in set(names)}
     started = time.perf_counter()
-    done = 0
+    numbers = range(first_board, first_board + boards)
     played = _boards_played(
-        game, names, seed, boards, workers, options, strategy_options, every_rotation, by_deal
+        game, names, seed, numbers, workers, options, strategy_options, every_rotation, by_deal
     )
-    deal_lines: list[DealLine] = []
-    for board_games in played:
-        advantages: dict[str, list[float]] = {name: [] for name in stats}
-        for seating, totals, places, deals in board_games:
-            deal_lines.extend(deals)
-            for name, advantage in game_advantages(seating, totals, spec.lower_is_better).items():
-                advantages[name].append(advantage)
-            for name, share in win_shares(seating, places, spec.teams).items():
-                stats[name].wins.append(share)
-            for name in stats:
-                own = [totals[seat] for seat, held in enumerate(seating) if held == name]
-                stats[name].scores.append(statistics.fmean(own))
-            done += 1
+    # Boards are only kept here while they play, and summed once play is over: an interrupt
+    # then never leaves a board half counted.
+    finished: list[list[BoardGame]] = []
+    stopped = False
+    try:
+        for board_games in played:
+            finished.append(board_games)
             if progress is not None:
-                progress(done, total_games)
-        for name, values in advantages.items():
-            stats[name].board_advantages.append(statistics.fmean(values))
+                for game_number in range(1, len(board_games) + 1):
+                    progress((len(finished) - 1) * per_board + game_number, boards * per_board)
+    except KeyboardInterrupt:
+        played.close()
+        if not finished:
+            raise
+        stopped = True
     report: dict[str, Any] = {
         "game": spec.name,
         "players": players,
         "seats": names,
         "seed": seed,
+        "first_board": first_board,
         "every_rotation": every_rotation,
         "options": plain_json(options or {}),
         "settings": seated_settings(names, strategy_options),
-        "games": total_games,
-        "boards": boards,
+        "games": len(finished) * per_board,
+        "boards": len(finished),
+        "stopped": stopped,
         "workers": workers,
         "seconds": round(time.perf_counter() - started, 2),
     }
+    stats = board_stats(spec, names, finished)
     for name in sorted(stats, key=names.index):
         entry = stats[name]
         low, high = confidence_interval(entry.board_advantages)
@@ -618,8 +647,29 @@ def run_tournament(
         }
     report["ladder"] = strength_ladder(report)
     if by_deal:
-        report["by_deal"] = breakdown(deal_lines, {name: names.count(name) for name in stats})
+        lines = [line for board in finished for one in board for line in one.deals]
+        report["by_deal"] = breakdown(lines, {name: names.count(name) for name in stats})
     return report
+
+
+def board_stats(
+    spec: GameSpec, names: Sequence[str], boards: Sequence[Sequence[BoardGame]]
+) -> dict[str, StrategyStats]:
+    """Each strategy's scores, wins and board advantages over ``boards``, in board order."""
+    stats = {name: StrategyStats() for name in set(names)}
+    for board_games in boards:
+        advantages: dict[str, list[float]] = {name: [] for name in stats}
+        for seating, totals, places, _ in board_games:
+            for name, advantage in game_advantages(seating, totals, spec.lower_is_better).items():
+                advantages[name].append(advantage)
+            for name, share in win_shares(seating, places, spec.teams).items():
+                stats[name].wins.append(share)
+            for name in stats:
+                own = [totals[seat] for seat, held in enumerate(seating) if held == name]
+                stats[name].scores.append(statistics.fmean(own))
+        for name, values in advantages.items():
+            stats[name].board_advantages.append(statistics.fmean(values))
+    return stats
 
 
 def _games(boards: int | None, per_board: int) -> int | None:

@@ -8,9 +8,10 @@ advantage and its interval exactly as one run of that many boards would.
 
 Runs are pooled only when they played the same thing: the same game, seats, rotations, game
 options and every seated name's settings (its strategy and options, a level's own included, as
-the report recorded them). Two runs of one seed play the same boards, so pooling them would
-count those boards twice: refused. A report made before tournaments recorded their seed and
-settings says neither, so it cannot be checked: refused too.
+the report recorded them). Runs of one seed pool only where their boards do not overlap (a run
+stopped early and the one that played on from its next board, ``--first-board``): a board
+given twice would count twice, so that is refused. A report made before tournaments recorded
+their seed and settings says neither, so it cannot be checked: refused too.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ class PoolError(ValueError):
 def pool_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] = ()) -> dict[str, Any]:
     """One report for the boards of ``reports`` together, in the order given; ``names`` (the
     reports' file names, say) name them in a refusal. The pooled report has a tournament
-    report's keys but ``workers``, ``seeds`` in place of ``seed`` and ``seconds`` the runs'
-    total; ``by_deal`` when every run has it."""
+    report's keys but ``workers``, with ``seeds`` and ``first_boards`` (each run's) in place of
+    ``seed`` and ``first_board``, and ``seconds`` the runs' total; ``by_deal`` when every run
+    has it."""
     if not reports:
         raise PoolError("no reports to pool")
     labels = list(names) or [f"report {index + 1}" for index in range(len(reports))]
@@ -68,17 +70,14 @@ def pool_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] = ()
                 "differ): only runs of the same players on the same game pool"
             )
     seeds = [report["seed"] for report in reports]
-    repeated = sorted({seed for seed in seeds if seeds.count(seed) > 1})
-    if repeated:
-        raise PoolError(
-            f"seed {', '.join(map(str, repeated))} is given more than once: runs of one seed "
-            "play the same boards, which would count twice"
-        )
+    first_boards = [report.get("first_board", 0) for report in reports]
+    _refuse_boards_given_twice(reports)
     games = sum(report["games"] for report in reports)
     boards = sum(report["boards"] for report in reports)
     pooled: dict[str, Any] = {key: first[key] for key in MATCH_UP_KEYS}
     pooled.update(
         seeds=seeds,
+        first_boards=first_boards,
         runs=len(reports),
         games=games,
         boards=boards,
@@ -95,6 +94,27 @@ def pool_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str] = ()
             for name in first["by_deal"]
         }
     return pooled
+
+
+def board_span(report: Mapping[str, Any]) -> range:
+    """The numbers of the seed's boards a report played (a report made before runs could start
+    at a later board played from board 0)."""
+    first = report.get("first_board", 0)
+    return range(first, first + report["boards"])
+
+
+def _refuse_boards_given_twice(reports: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse reports of which two played a board of the same seed."""
+    seen: dict[int, set[int]] = {}
+    for report in reports:
+        played = seen.setdefault(report["seed"], set())
+        twice = played.intersection(board_span(report))
+        if twice:
+            raise PoolError(
+                f"seed {report['seed']}'s boards {min(twice)}-{max(twice)} are given more than "
+                "once: runs of one seed play the same boards, which would count twice"
+            )
+        played.update(board_span(report))
 
 
 def _pooled_strategy(

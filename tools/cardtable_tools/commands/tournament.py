@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +46,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         # Boards are what the processes share out: no more of them at work than boards.
         at_once = max(1, min(workers, games // per_board))
         console.print(tournament_estimate(games, per_game / at_once))
-        with WorkProgress("tournament", console, unit="games") as progress:
+        with WorkProgress("tournament", console, unit="games") as progress, stop_on_sigterm():
             progress.start(games)
             report = run_tournament(
                 args.game,
@@ -56,10 +59,16 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 workers=workers,
                 every_rotation=args.every_rotation,
                 by_deal=args.by_deal,
+                first_board=args.first_board,
             )
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
+    except KeyboardInterrupt:
+        console.print("tournament: stopped before a board was finished, nothing to report")
+        return STOPPED_EXIT_CODE
+    if report["stopped"]:
+        console.print(stopped_text(report, games // per_board))
     processes = f"process{'es' if report['workers'] > 1 else ''}"
     show_report(report, args.json, f"{report['seconds']} s in {report['workers']} {processes}")
     if args.chart and not args.json:
@@ -68,6 +77,35 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         # a path to open stays one line, whatever the console's width
         console.print(f"chart: {draw_ladder(report, Path(args.chart))}", soft_wrap=True)
     return 0
+
+
+#: The exit code of a tournament stopped before it finished a board: a shell's for SIGINT.
+STOPPED_EXIT_CODE = 130
+
+
+@contextlib.contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """``SIGTERM`` (``kill``, ``timeout``, an operator's stop) stops the tournament as the
+    terminal's interrupt does, so the boards it finished are still reported."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def stopped_text(report: dict[str, Any], boards: int) -> str:
+    """What a stopped tournament reports, and how to play the rest of its boards.
+
+    >>> stopped_text({"boards": 3, "first_board": 10, "seed": 2}, 8).split("; ")
+    ['tournament: stopped after 3 of 8 boards', 'the report holds those', \
+'--seed 2 --first-board 13 plays on from the next']
+    """
+    following = report["first_board"] + report["boards"]
+    return (
+        f"tournament: stopped after {report['boards']} of {boards} boards; the report holds "
+        f"those; --seed {report['seed']} --first-board {following} plays on from the next"
+    )
 
 
 def cmd_tournament_pool(args: argparse.Namespace) -> int:
@@ -90,7 +128,8 @@ def cmd_tournament_pool(args: argparse.Namespace) -> int:
     except PoolError as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
-    seeds = ", ".join(str(seed) for seed in pooled["seeds"])
+    runs = zip(pooled["seeds"], pooled["first_boards"], strict=True)
+    seeds = ", ".join(f"{seed} from board {first}" if first else str(seed) for seed, first in runs)
     show_report(pooled, args.json, f"{pooled['runs']} runs pooled (seeds {seeds})")
     return 0
 
@@ -259,6 +298,13 @@ def register(commands: Subcommands) -> None:
         help="play a board's rotations that repeat a seating too (a,b,a,b turned by two)",
     )
     tour.add_argument("--seed", type=int, default=1)
+    tour.add_argument(
+        "--first-board",
+        type=int,
+        default=0,
+        metavar="N",
+        help="start at the seed's board N (a stopped run says which one plays on from it)",
+    )
     tour.add_argument(
         "--budget-ms",
         type=float,
