@@ -18,8 +18,9 @@ import pytest
 from cardtable_tools.tournament_pool import pool_reports
 
 KEPT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "tournaments"
-#: A kept report's name: its match-up, then the seed it was run with.
-NAME = re.compile(r"(?P<match_up>[a-z0-9-]+)-seed(?P<seed>\d+)\.json")
+#: A kept report's name: its match-up, then the seed it was run with and, for a run that
+#: played on from a later board of the seed (``--first-board``), that board.
+NAME = re.compile(r"(?P<match_up>[a-z0-9-]+?)-seed(?P<seed>\d+)(-from(?P<first>\d+))?\.json")
 
 
 def kept_reports() -> list[Path]:
@@ -28,7 +29,7 @@ def kept_reports() -> list[Path]:
 
 def match_up(path: Path) -> str:
     found = NAME.fullmatch(path.name)
-    assert found, f"{path.name} is not named <match-up>-seed<N>.json"
+    assert found, f"{path.name} is not named <match-up>-seed<N>[-from<B>].json"
     return found["match_up"]
 
 
@@ -41,6 +42,7 @@ def test_a_kept_report_is_named_for_its_seed(path: Path) -> None:
     report: dict[str, Any] = json.loads(path.read_text())
     found = NAME.fullmatch(path.name)
     assert found and int(found["seed"]) == report["seed"]
+    assert int(found["first"] or 0) == report.get("first_board", 0)
     assert match_up(path).split("-")[-1] == report["game"]
 
 
