@@ -35,6 +35,13 @@ from cardtable_tools.tournament import (
     win_shares,
 )
 
+#: The ``cardtable`` command run as a process of its own, as an operator runs it.
+CARDTABLE = (
+    sys.executable,
+    "-c",
+    "import sys; from cardtable.cli.main import main; sys.exit(main(sys.argv[1:]))",
+)
+
 
 def test_short_tournament_prints_one_json_object(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
@@ -323,9 +330,7 @@ def test_levels_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_workers_end_when_the_tournament_is_killed() -> None:
     """A pool's workers outlived a tournament stopped by ``kill``, playing on a core each."""
     command = [
-        sys.executable,
-        "-c",
-        "import sys; from cardtable.cli.main import main; sys.exit(main(sys.argv[1:]))",
+        *CARDTABLE,
         "tournament", "--game", "hearts", "--seats", "search,rules,random,random",
         "--games", "40", "--seed", "1", "--budget-ms", "200", "--workers", "2", "--json",
     ]  # fmt: skip
@@ -548,9 +553,7 @@ def test_sigterm_stops_the_command_with_the_report_of_the_boards_finished() -> N
     """An operator's ``kill`` (or a ``timeout``) ends a long run with what it played so far,
     and the command says where the next run picks up; the workers end with it."""
     command = [
-        sys.executable,
-        "-c",
-        "import sys; from cardtable.cli.main import main; sys.exit(main(sys.argv[1:]))",
+        *CARDTABLE,
         "tournament", "--game", "hearts", "--seats", "rules,random,rules,random",
         "--option", "quick=true", "--games", "20000", "--seed", "1", "--workers", "2", "--json",
     ]  # fmt: skip
