@@ -13,6 +13,7 @@ import pytest
 from cardtable.bots.levels import WORLD_CANDIDATES_IN
 from cardtable.cli.main import main
 from cardtable_tools import tournament_pool
+from cardtable_tools.anytime import anytime_interval
 from cardtable_tools.tournament import confidence_interval, run_tournament
 from cardtable_tools.tournament_pool import PoolError, pool_reports
 
@@ -56,6 +57,10 @@ def test_runs_of_different_seeds_pool_into_one_sample_of_their_boards() -> None:
         assert entry["board_advantages"] == boards
         assert entry["advantage"] == round(statistics.fmean(boards), 3)
         assert entry["ci95"] == [round(bound, 3) for bound in confidence_interval(boards)]
+        # the interval that allows for a look after every run is the wider one
+        assert entry["ci95_anytime"] == [round(bound, 3) for bound in anytime_interval(boards)]
+        assert entry["ci95_anytime"][0] < entry["ci95"][0] < entry["ci95"][1]
+        assert entry["ci95"][1] < entry["ci95_anytime"][1]
         wins = statistics.fmean(run[name]["win_rate"] for run in runs)
         assert entry["win_rate"] == round(wins, 4)
     assert pooled["ladder"] == ["rules", "random"]
@@ -138,6 +143,7 @@ def test_the_command_pools_files_and_refuses_what_it_cannot_read(
     assert main(["tournament-pool", *paths]) == 0
     shown = capsys.readouterr().out
     assert "8 games, 4 boards" in shown and "2 runs pooled (seeds 1, 2)" in shown
+    assert "any looks" in shown
     assert "by deal size" in shown
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")

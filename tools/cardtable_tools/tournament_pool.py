@@ -4,7 +4,10 @@ A difference between two strong players is often smaller than one run can show: 
 of 160 Whist games spans about five points. Boards are independent draws of cards, and a run's
 cards depend only on its seed (``cardtable_tools.tournament``), so runs of the same match-up
 with different seeds are one larger sample: their boards, taken together, give the pooled
-advantage and its interval exactly as one run of that many boards would.
+advantage and its interval exactly as one run of that many boards would. A pool is most often
+looked at after each run, to see whether it has cleared zero yet, which a fixed-size interval
+does not allow for: the pooled report gives the interval that does, ``ci95_anytime``
+(:mod:`cardtable_tools.anytime`), too.
 
 Runs are pooled only when they played the same thing: the same game, seats, rotations, game
 options and every seated name's settings (its strategy and options, a level's own included, as
@@ -16,10 +19,12 @@ their seed and settings says neither, so it cannot be checked: refused too.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cardtable_tools.anytime import anytime_interval
 from cardtable_tools.tournament import (
     boards_to_clear,
     confidence_interval,
@@ -124,12 +129,17 @@ def _pooled_strategy(
     each run's."""
     boards = [value for entry in entries for value in entry["board_advantages"]]
     low, high = confidence_interval(boards)
+    anytime_low, anytime_high = anytime_interval(boards)
     to_clear = boards_to_clear(boards)
     return {
         "mean_score": round(statistics.fmean([entry["mean_score"] for entry in entries], games), 3),
         "win_rate": round(statistics.fmean([entry["win_rate"] for entry in entries], games), 4),
         "advantage": round(statistics.fmean(boards), 3),
         "ci95": [round(low, 3), round(high, 3)],
+        # JSON has no infinity: one board alone has no interval
+        "ci95_anytime": (
+            None if math.isinf(anytime_low) else [round(anytime_low, 3), round(anytime_high, 3)]
+        ),
         "games_to_clear": None if to_clear is None else to_clear * per_board,
         "board_advantages": boards,
     }

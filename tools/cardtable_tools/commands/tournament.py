@@ -208,23 +208,39 @@ def variant_options(
 def ladder_table(report: dict[str, Any]) -> Table:
     """The strength ladder: the strategies from the strongest down, with their figures."""
     table = Table(title=f"{report['game']}: {report['games']} games, {report['boards']} boards")
-    columns = ("rank", "strategy", "mean score", "win rate", "advantage/game", "95% CI")
+    anytime = all("ci95_anytime" in report[name] for name in report["ladder"])
+    columns = ["rank", "strategy", "mean score", "win rate", "advantage/game", "95% CI"]
+    if anytime:
+        columns.append("95% CI, any looks")
     for column in (*columns, "games to clear 0"):
         table.add_column(column, justify="right")
     for rank, name in enumerate(report["ladder"], start=1):
         row = report[name]
-        low, high = row["ci95"]
         to_clear = row["games_to_clear"]
-        table.add_row(
+        cells = [
             str(rank),
             name,
             f"{row['mean_score']:.2f}",
             f"{row['win_rate']:.1%}",
             f"{row['advantage']:+.2f}",
-            f"[{low:+.2f}, {high:+.2f}]",
-            "-" if to_clear is None else f"~{to_clear:,}",
-        )
+            interval_text(row["ci95"]),
+        ]
+        if anytime:
+            cells.append(interval_text(row["ci95_anytime"]))
+        table.add_row(*cells, "-" if to_clear is None else f"~{to_clear:,}")
     return table
+
+
+def interval_text(interval: list[float] | None) -> str:
+    """An interval as the tables show it (``-`` for none).
+
+    >>> interval_text([-1.234, 5.0]), interval_text(None)
+    ('[-1.23, +5.00]', '-')
+    """
+    if interval is None:
+        return "-"
+    low, high = interval
+    return f"[{low:+.2f}, {high:+.2f}]"
 
 
 def deal_table(report: dict[str, Any]) -> Table:
