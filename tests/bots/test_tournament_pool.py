@@ -129,8 +129,9 @@ def test_pieces_of_one_seed_pool_into_the_run_of_all_their_boards() -> None:
 
 
 def test_the_command_pools_files_and_refuses_what_it_cannot_read(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # wide enough that no heading wraps
     paths = []
     for seed in (1, 2):
         path = tmp_path / f"whist-{seed}.json"
