@@ -8,9 +8,10 @@ import pytest
 
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.registry import strategy_by_name
-from cardtable.bots.rules import keen_action, rules_action
+from cardtable.bots.rules import keen_action, rules_action, set_alternatives
 from cardtable.bots.rules.belote import TAKE_AT, hand_value
 from cardtable.bots.rules.hearts import card_then as hearts_card_then
+from cardtable.bots.rules.hearts import pass_alternatives
 from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness_scale
 from cardtable.bots.rules.whist import (
     CALIBRATION,
@@ -389,3 +390,31 @@ def test_keen_belote_does_not_overtake_a_partner_who_is_winning() -> None:
         trusted += 1
         overtaken += plain != cheapest
     assert trusted > 10 and overtaken > 3
+
+
+def test_hearts_pass_alternatives_keep_the_high_cards_or_empty_a_short_suit() -> None:
+    state = hearts_deal({0: "QS 3S 4S 2C 3C 4C 5C 6C 2D 3D AH KH 7H"})
+    alternatives = [set(action.cards) for action in pass_alternatives(state, 0)]
+    rule = set(rules_action(state, 0).cards)
+    assert rule == set(parse_cards("QS AH KH"))
+    # First the three least dangerous cards, then each suit of three cards or fewer, a short
+    # one topped up with the most dangerous other card (clubs, five cards, stay).
+    assert alternatives == [
+        set(parse_cards("2C 3C 3S")),
+        set(parse_cards("2D 3D QS")),
+        set(parse_cards("3S 4S QS")),
+        set(parse_cards("7H KH AH")),
+    ]
+    assert len(alternatives) == len({frozenset(cards) for cards in alternatives})
+    legal = HeartsState.card_set_choice(state, 0)
+    assert legal is not None
+    for cards in alternatives:
+        assert len(cards) == 3 and cards <= set(legal.cards)
+
+
+def test_only_hearts_passes_have_alternatives() -> None:
+    state = hearts_deal({0: "QS 3S 4S 2C 3C 4C 5C 6C 2D 3D AH KH 7H"})
+    assert set_alternatives(state, 0) == pass_alternatives(state, 0) != []
+    assert set_alternatives(whist_game(4), 0) == []
+    playing = hearts_play({0: "QS 3S 4S 2C 3C 4C 5C 6C 2D 3D AH KH 7H"})
+    assert set_alternatives(playing, playing.to_act()[0]) == []  # past the pass

@@ -15,13 +15,15 @@ import pytest
 from cardtable.bots.levels import strategy_and_options
 from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.rules import rules_action
+from cardtable.bots.rules.hearts import pass_alternatives
 from cardtable.bots.search import SearchStrategy, deal_advantage
-from cardtable.engine.actions import format_action, parse_action
+from cardtable.engine.actions import Action, format_action, parse_action
 from cardtable.engine.cards import SUIT_OF
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
 from cardtable_tools.player_spec import parse_player
 from tests.bots.positions import random_positions
+from tests.bots.test_rules import hearts_deal
 
 
 def with_hidden_cards_swapped(state: GameState, seat: int) -> GameState | None:
@@ -297,3 +299,38 @@ def test_deals_drawn_for_a_world_kept_may_be_given_by_game() -> None:
     )
     with pytest.raises(ValueError):
         SearchStrategy(world_candidates={"whist": 1})
+
+
+#: A hand whose clubs, all high, can go at once: a pass no single swap of the rule's reaches.
+HIGH_HAND = "AS KS QS AH KH QH JH 10H AC KC QC AD KD"
+
+
+def test_pass_alternatives_join_the_candidates_once_each_in_the_games_named() -> None:
+    state = hearts_deal({0: "QS 3S 4S 2C 3C 4C 5C 6C 2D 3D AH KH 7H"})
+
+    def candidates(alternatives: bool | tuple[str, ...]) -> list[Action]:
+        search = SearchStrategy(budget_ms=5, set_candidates=31, set_alternatives=alternatives)
+        return search._set_candidates(state, 0, random.Random(1), "hearts")
+
+    plain, wide = candidates(False), candidates(True)
+    assert plain[0] == wide[0] == rules_action(state, 0)
+    assert len(plain) == 31  # the rule's pass and its 30 one-card variants
+    assert wide[1:5] == pass_alternatives(state, 0)
+    # "7H KH AH" is also the rule's pass with the queen swapped for the 7: weighed once.
+    assert len(wide) == len(set(wide)) == 34
+    assert set(wide) == set(plain) | set(wide[1:5])
+    assert candidates(("whist",)) == plain
+
+
+def test_with_pass_alternatives_the_search_can_choose_a_pass_far_from_the_rules() -> None:
+    state = hearts_deal({0: HIGH_HAND})
+    rule = set(rules_action(state, 0).cards)
+    chosen = {}
+    for alternatives in (False, True):
+        search = SearchStrategy(
+            worlds=40, playout="keen", plan_game=True, set_alternatives=alternatives
+        )
+        chosen[alternatives] = parse_action(search.choose(state.observation(0), random.Random(1)))
+    assert len(set(chosen[False].cards) & rule) >= 2  # the rule's pass or one card from it
+    assert chosen[True] in pass_alternatives(state, 0)
+    assert len(set(chosen[True].cards) & rule) <= 1

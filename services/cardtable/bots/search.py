@@ -52,7 +52,7 @@ from cardtable.bots.observation import acting_seat, normalise_observation
 from cardtable.bots.outlook import advantage_over_others, oriented, outlook
 from cardtable.bots.racing import clearly_ahead, leader, still_in_race
 from cardtable.bots.random_play import random_action
-from cardtable.bots.rules import keen_action, pushing_action, rules_action
+from cardtable.bots.rules import keen_action, pushing_action, rules_action, set_alternatives
 from cardtable.engine.actions import Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
@@ -178,6 +178,7 @@ class SearchStrategy:
         contract_playout: str | None = None,
         importance: bool | Collection[str] = False,
         importance_power: float = DEFAULT_IMPORTANCE_POWER,
+        set_alternatives: bool | Collection[str] = False,
     ) -> None:
         for name in (playout, contract_playout or playout):
             if name not in PLAYOUT_POLICIES:
@@ -212,6 +213,10 @@ class SearchStrategy:
         self.contract_policy = PLAYOUT_POLICIES[self.contract_playout]
         # Command lines read numbers as floats (``hard:set_candidates=10``).
         self.set_candidates = int(set_candidates)
+        #: Weigh, beside the rule-based set of cards and its variants, the sets of other kinds
+        #: the rule-based player offers (Hearts: a pass for the moon, passes that empty a short
+        #: suit): in every game, or in those named.
+        self.set_alternatives = set_alternatives
         #: Draw worlds in proportion to how well they explain the others' bids and contracts
         #: (:mod:`cardtable.bots.beliefs`), not uniformly: in every game, or in those named.
         self.weigh_worlds = weigh_worlds
@@ -286,7 +291,7 @@ class SearchStrategy:
         )
         draw_units = sampler.work_per_world
         world, log_weight = sampler.draw_weighed(rng)
-        candidates = actions if actions else self._set_candidates(world, seat, rng)
+        candidates = actions if actions else self._set_candidates(world, seat, rng, game)
         if len(candidates) == 1:
             return format_action(candidates[0])
         # The rule-based choice goes first, so that it wins ties.
@@ -351,8 +356,11 @@ class SearchStrategy:
             return self.world_candidates.get(game, CANDIDATES_PER_WORLD)
         return self.world_candidates
 
-    def _set_candidates(self, world: GameState, seat: int, rng: random.Random) -> list[Action]:
-        """The rule-based choice of cards, and variants with one card swapped for another."""
+    def _set_candidates(
+        self, world: GameState, seat: int, rng: random.Random, game: str
+    ) -> list[Action]:
+        """The rule-based choice of cards, with ``set_alternatives`` the rule-based player's
+        sets of other kinds, and variants of the first with one card swapped for another."""
         choice = world.card_set_choice(seat)
         base = rules_action(world, seat)
         if choice is None:
@@ -362,8 +370,15 @@ class SearchStrategy:
         swaps = [(out, into) for out in range(len(chosen)) for into in others]
         rng.shuffle(swaps)
         candidates = [base]
-        for out, into in swaps[: max(self.set_candidates - 1, 0)]:
+        if in_game(self.set_alternatives, game):
+            candidates += [other for other in set_alternatives(world, seat) if other != base]
+        wanted = len(candidates) + max(self.set_candidates - 1, 0)
+        for out, into in swaps:
+            if len(candidates) >= wanted:
+                break
             variant = list(chosen)
             variant[out] = into
-            candidates.append(choice.make(variant))
+            swapped = choice.make(variant)
+            if swapped not in candidates:  # an alternative may be one card from the rule's
+                candidates.append(swapped)
         return candidates

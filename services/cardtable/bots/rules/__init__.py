@@ -28,6 +28,7 @@ from cardtable.bots.rules import belote, hearts, three_five_eight, whist
 from cardtable.engine.actions import Action
 from cardtable.engine.game import GameState
 from cardtable.engine.games.belote.rules import BeloteState
+from cardtable.engine.games.hearts.rules import PASS_PHASE as HEARTS_PASS_PHASE
 from cardtable.engine.games.hearts.rules import HeartsState
 from cardtable.engine.games.three_five_eight.rules import ThreeFiveEightState
 from cardtable.engine.games.whist.rules import WhistState
@@ -48,6 +49,15 @@ def rules_action(state: GameState, seat: int) -> Action:
     if act is None:
         raise ValueError(f"no rule-based player for {state.spec.title}")
     return act(state, seat)
+
+
+def set_alternatives(state: GameState, seat: int) -> list[Action]:
+    """Sets of cards of other kinds than the rule-based player's own for ``seat`` to choose
+    now, for a search to weigh beside it: Hearts' passes
+    (:func:`cardtable.bots.rules.hearts.pass_alternatives`); none in the other games."""
+    if type(state) is HeartsState and state.phase == HEARTS_PASS_PHASE:
+        return hearts.pass_alternatives(state, seat)
+    return []
 
 
 def keen_action(state: GameState, seat: int) -> Action:

@@ -66,6 +66,28 @@ def choose_pass(state: HeartsState, seat: int) -> Action:
     return pass_cards(ranked[:PASS_SIZE])
 
 
+def pass_alternatives(state: HeartsState, seat: int) -> list[Action]:
+    """Passes of other kinds than :func:`choose_pass`'s, for a search to weigh beside it: the
+    three least dangerous cards, which keep the high ones for a try at the moon, and for each
+    suit of one to three cards that suit with the most dangerous others, which empties it.
+    A search over passes one card away from the rule's never reaches these, and in a sizeable
+    share of hands one of them is the best pass (docs/proving-it.md, "Levels")."""
+    hand = state.hands[seat]
+    ranked = sorted(hand, key=lambda card: danger(card, hand), reverse=True)
+    found = [pass_cards(ranked[-PASS_SIZE:])]
+    for suit in (CLUBS, DIAMONDS, SPADES, HEARTS):
+        cards = [card for card in hand if SUIT_OF[card] == suit]
+        if 1 <= len(cards) <= PASS_SIZE:
+            others = [card for card in ranked if card not in cards]
+            found.append(pass_cards(cards + others[: PASS_SIZE - len(cards)]))
+    rule = pass_cards(ranked[:PASS_SIZE])
+    unique: list[Action] = []
+    for action in found:
+        if action != rule and action not in unique:
+            unique.append(action)
+    return unique
+
+
 def choose_play(state: HeartsState, seat: int, keen: bool = False) -> Action:
     legal = state.playable(seat)
     if len(legal) == 1:
