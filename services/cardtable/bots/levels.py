@@ -58,8 +58,8 @@ class Level:
 WEIGHS_WORLDS_IN = ("whist", "358", "belote")
 
 #: The games where hard draws a bid's or contract choice's worlds weighted too. Not Belote:
-#: there hard drawing takes and names uniformly beat the search at 200 ms over 720 games, and
-#: was level with it weighing them over 240 (docs/proving-it.md, "Settings the figures chose").
+#: there hard drawing takes and names uniformly came further ahead of the search at 200 ms
+#: than weighing them (docs/proving-it.md, "Settings the figures chose").
 WEIGHS_CONTRACTS_IN = ("whist", "358")
 
 #: Deals hard draws for each world it keeps, by game (four where not named). In Whist two: the
