@@ -41,12 +41,14 @@ def test_each_level_is_its_strategy_with_its_options(
     assert strategy_by_name(f" {level.upper()} ").name == strategy.name
 
 
-def test_only_hard_weighs_its_worlds_plans_races_and_plays_out_keenly() -> None:
+def test_only_hard_weighs_its_worlds_plans_races_plays_out_keenly_and_widens_passes() -> None:
     normal, hard = strategy_by_name("normal"), strategy_by_name("hard")
     assert isinstance(normal, SearchStrategy) and isinstance(hard, SearchStrategy)
     assert (normal.weigh_worlds, normal.plan_game, normal.adaptive) == (False, False, False)
     assert (normal.merge_interchangeable, normal.playout) == (False, "rules")
+    assert normal.set_alternatives is False
     assert hard.adaptive is True
+    assert set(hard.set_alternatives) == {"hearts"}  # type: ignore[arg-type]
     assert set(hard.plan_game) == {"whist", "358", "hearts"}  # type: ignore[arg-type]
     assert (hard.merge_interchangeable, hard.playout) == (True, "keen")
     assert set(hard.weigh_worlds) == {"whist", "358", "belote"}  # type: ignore[arg-type]

@@ -23,8 +23,10 @@ The levels are rungs of a ladder the tournament measures (docs/proving-it.md, "L
   seat's close moves (``bots/racing.py``, ``bots/budget.py``); it weighs one card of each group
   of interchangeable ones (``engine/interchangeable.py``); its playouts are the keen rule-based
   player, which in Hearts, Belote and Whist plays with a few habits of stronger players
-  (``bots/rules``). It stays below the plain ``search`` default (200 ms) so that a table of
-  hard players costs the bot service a bounded share of a core.
+  (``bots/rules``); in Hearts it weighs passes of other kinds than the rule-based one's too,
+  one keeping the high cards and those emptying a short suit. It stays below the plain
+  ``search`` default (200 ms) so that a table of hard players costs the bot service a bounded
+  share of a core.
 
 The budgets are work (``bots/search.py``), so a level plays the same on a busy machine.
 
@@ -72,6 +74,11 @@ WORLD_CANDIDATES_IN: Mapping[str, int] = MappingProxyType({"whist": 2})
 #: without (docs/proving-it.md, "Settings the figures chose").
 PLANS_GAME_IN = ("whist", "358", "hearts")
 
+#: The games where hard weighs the rule-based player's sets of cards of other kinds beside its
+#: own (Hearts: a pass for the moon, passes that empty a short suit): one card from the rule's
+#: pass, the search never reached the best pass of many hands (docs/proving-it.md, "Levels").
+SETS_ALTERNATIVES_IN = ("hearts",)
+
 #: Every level, weakest first.
 LEVELS: Mapping[str, Level] = MappingProxyType(
     {
@@ -89,6 +96,7 @@ LEVELS: Mapping[str, Level] = MappingProxyType(
                     "adaptive": True,
                     "merge_interchangeable": True,
                     "playout": "keen",
+                    "set_alternatives": SETS_ALTERNATIVES_IN,
                 }
             ),
         ),

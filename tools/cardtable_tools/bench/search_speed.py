@@ -20,6 +20,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from cardtable.bots.random_play import shuffled_deck
@@ -76,22 +77,40 @@ def measure_speed(
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="search_speed", description=__doc__.split("\n")[0])
-    parser.add_argument("--player", default="normal", help="e.g. normal, hard:budget_ms=50")
+def per_game_parser(
+    prog: str, description: str, player: str, moves: int
+) -> argparse.ArgumentParser:
+    """The options of a bench that plays a searching ``--player`` in each ``--game`` until it
+    has made ``--moves`` moves with a choice."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--player", default=player, help="e.g. normal, hard:budget_ms=50")
     parser.add_argument("--game", action="append", choices=sorted(PLAYERS))
-    parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--moves", type=int, default=moves)
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def measure_games(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    measure: Callable[[str, str, int, int, bool], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """``measure`` of each game asked for (all four by default), a bad option refused."""
     if args.moves < 1:
         parser.error("--moves must be at least 1")
     try:
-        games = [
-            measure_speed(game, args.player, args.moves, args.seed, progress=True)
+        return [
+            measure(game, args.player, args.moves, args.seed, True)
             for game in args.game or list(PLAYERS)
         ]
     except ValueError as error:
         parser.error(str(error))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = per_game_parser("search_speed", __doc__.split("\n")[0], "normal", 200)
+    args = parser.parse_args(argv)
+    games = measure_games(parser, args, measure_speed)
     print(json.dumps({"player": args.player, "games": games}))
     return 0
 

@@ -15,7 +15,6 @@ not timed, so the figures are the same on any machine for a seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -33,7 +32,7 @@ from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.search import WORK_UNITS_PER_MS, SearchStrategy
 from cardtable.engine.actions import parse_action
 from cardtable.engine.registry import game_spec
-from cardtable_tools.bench.search_speed import PLAYERS
+from cardtable_tools.bench.search_speed import PLAYERS, measure_games, per_game_parser
 from cardtable_tools.player_spec import parse_player
 
 PROGRESS_EVERY = 50
@@ -166,22 +165,10 @@ def spend_table(report: dict[str, Any]) -> Table:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="search_spend", description=__doc__.split("\n")[0])
-    parser.add_argument("--player", default="hard:budget_ms=50", help="e.g. hard:budget_ms=50")
-    parser.add_argument("--game", action="append", choices=sorted(PLAYERS))
-    parser.add_argument("--moves", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=1)
+    parser = per_game_parser("search_spend", __doc__.split("\n")[0], "hard:budget_ms=50", 300)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.moves < 1:
-        parser.error("--moves must be at least 1")
-    try:
-        games = [
-            measure_spend(game, args.player, args.moves, args.seed, progress=True)
-            for game in args.game or list(PLAYERS)
-        ]
-    except ValueError as error:
-        parser.error(str(error))
+    games = measure_games(parser, args, measure_spend)
     if args.json:
         print(json.dumps({"player": args.player, "games": games}))
     else:
