@@ -371,7 +371,7 @@ class SearchStrategy:
         rng.shuffle(swaps)
         candidates = [base]
         if in_game(self.set_alternatives, game):
-            candidates += [other for other in set_alternatives(world, seat) if other != base]
+            candidates += set_alternatives(world, seat)  # never the rule-based set itself
         wanted = len(candidates) + max(self.set_candidates - 1, 0)
         for out, into in swaps:
             if len(candidates) >= wanted:

@@ -60,10 +60,13 @@ def danger(card: Card, hand: list[Card]) -> float:
     return score
 
 
+def by_danger(hand: list[Card]) -> list[Card]:
+    """The hand's cards, the ones to pass first (:func:`danger`)."""
+    return sorted(hand, key=lambda card: danger(card, hand), reverse=True)
+
+
 def choose_pass(state: HeartsState, seat: int) -> Action:
-    hand = state.hands[seat]
-    ranked = sorted(hand, key=lambda card: danger(card, hand), reverse=True)
-    return pass_cards(ranked[:PASS_SIZE])
+    return pass_cards(by_danger(state.hands[seat])[:PASS_SIZE])
 
 
 def pass_alternatives(state: HeartsState, seat: int) -> list[Action]:
@@ -73,7 +76,7 @@ def pass_alternatives(state: HeartsState, seat: int) -> list[Action]:
     A search over passes one card away from the rule's never reaches these, and in a sizeable
     share of hands one of them is the best pass (docs/proving-it.md, "Levels")."""
     hand = state.hands[seat]
-    ranked = sorted(hand, key=lambda card: danger(card, hand), reverse=True)
+    ranked = by_danger(hand)
     found = [pass_cards(ranked[-PASS_SIZE:])]
     for suit in (CLUBS, DIAMONDS, SPADES, HEARTS):
         cards = [card for card in hand if SUIT_OF[card] == suit]
