@@ -337,20 +337,49 @@ def test_the_keen_rules_strategy_plays_the_keen_player_from_its_observation() ->
     assert differs > 5
 
 
-# Seat 0 takes hearts (the turned king); it leads the ace of spades and wins the first trick.
+# Seat 0 takes hearts (the turned king) holding no other trump; it leads the ace of spades
+# and wins the first trick.
 CASHING_HANDS = (
-    "KH QH AS 10S 8C 7C 8D 7D",
+    "KH QS AS 10S 8C 7C 8D 7D",
     "8H 7H KS 8S AC 10C AD 10D",
-    "AH 10H QS 9S KC QC KD QD",
+    "AH 10H QH 9S KC QC KD QD",
     "JH 9H JS 7S JC 9C JD 9D",
 )
 
 
-def belote_after_the_ace_of_spades() -> BeloteState:
-    state = dealt(0, CASHING_HANDS, "KH", taker=0)
+def belote_after_the_ace_of_spades(hands: tuple[str, ...] = CASHING_HANDS) -> BeloteState:
+    state = dealt(0, hands, "KH", taker=0)
     take_at(state, 0)
     play_tricks(state, ["AS 7S 9S 8S"])
     return state
+
+
+def test_keen_belote_taker_draws_trumps_before_cashing_its_masters() -> None:
+    """With a second trump, the same taker leads its lowest trump first, not its master ten of
+    spades: the others' trumps come out, so that ten is not ruffed later."""
+    hands = (
+        CASHING_HANDS[0].replace("QS", "QH"),
+        CASHING_HANDS[1],
+        CASHING_HANDS[2].replace("QH", "QS"),
+        CASHING_HANDS[3],
+    )
+    state = belote_after_the_ace_of_spades(hands)
+    assert format_action(keen_action(state, 0)) == "play QH"
+    assert format_action(rules_action(state, 0)) != "play QH"
+
+
+def test_keen_belote_the_takers_partner_does_not_draw_trumps() -> None:
+    # Seat 2 takes; seat 0, the dealer, leads holding two trumps (not the master) and an ace.
+    hands = (
+        "QH 8H AS 10S 8C 7C 8D 7D",
+        "7H KS 8S AC 10C AD 10D QS",
+        "KH AH 10H 9S KC QC KD QD",
+        "JH 9H JS 7S JC 9C JD 9D",
+    )
+    state = dealt(0, hands, "KH", taker=2)
+    take_at(state, 2)
+    assert state.to_act() == (0,)
+    assert format_action(keen_action(state, 0)) == "play AS"
 
 
 def test_keen_belote_cashes_a_ten_once_its_ace_has_fallen() -> None:

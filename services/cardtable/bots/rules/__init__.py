@@ -8,15 +8,15 @@ states without going through observations.
 
 :func:`keen_action` is the rule-based player with a few habits of stronger players, which make
 playouts closer to real play: in Hearts it fishes for the queen of spades, leads low from
-short suits and unloads high cards on tricks without points; in Belote it cashes its masters,
-trusts a winning partner and plays second hand low; in Whist it keeps its masters of trump for
-the tricks it still needs and leads the card likeliest to lose once it wants no more. It is
-the hard level's playout; the ``rules`` strategy (the easy level) and the plain search keep
-:func:`rules_action`, so the ladder's lower rungs and the search it is measured against stay
-what they were. :func:`pushing_action` adds, in Whist, the habits of searching players toward
-a seat that has its bid, one of which reads every hand of the sampled world: the ``push``
-playout, which foresees real Whist deals better than ``keen`` but does not make hard stronger
-(docs/proving-it.md), so no level plays it.
+short suits and unloads high cards on tricks without points; in Belote the taker draws trumps,
+and it cashes its masters, trusts a winning partner and plays second hand low; in Whist it
+keeps its masters of trump for the tricks it still needs and leads the card likeliest to lose
+once it wants no more. It is the hard level's playout; the ``rules`` strategy (the easy
+level) and the plain search keep :func:`rules_action`, so the ladder's lower rungs and the
+search it is measured against stay what they were. :func:`pushing_action` adds, in Whist,
+the habits of searching players toward a seat that has its bid, one of which reads every hand
+of the sampled world: the ``push`` playout, which foresees real Whist deals better than
+``keen`` but does not make hard stronger (docs/proving-it.md), so no level plays it.
 """
 
 from __future__ import annotations

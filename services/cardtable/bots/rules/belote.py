@@ -147,6 +147,9 @@ def _lead(state: BeloteState, seat: int, legal: list[Card], keen: bool) -> Card:
         ]
         if not higher and out:
             return top
+        if keen and state.taker == seat and len(trumps) >= 2 and out:
+            # Drawing trumps: a low one pulls the others' out, so the taker's masters cash later.
+            return min(trumps, key=lambda card: strength[card])
     if keen:
         # Any master of a plain suit cashes, the ten once the ace has fallen, most points first.
         unseen = _unseen(state, seat)
@@ -171,11 +174,13 @@ def act(state: BeloteState, seat: int) -> Action:
 
 
 def act_keen(state: BeloteState, seat: int) -> Action:
-    """:func:`act` with three habits of stronger players, for the hard level's playouts.
-    Cashing: it leads any master of a plain suit (the ten once the ace has fallen), not only
-    aces. Trusting the partner: while the partner is winning a trick, it does not overtake
-    it. Second hand low: following suit with a card that wins for now but not for sure, it
-    keeps it and plays its cheapest card, and with a sure winner takes the most points."""
+    """:func:`act` with four habits of stronger players, for the hard level's playouts.
+    Drawing trumps: the taker holding two trumps or more but not the master leads its lowest
+    while the others may hold trumps. Cashing: it leads any master of a plain suit (the ten
+    once the ace has fallen), not only aces. Trusting the partner: while the partner is
+    winning a trick, it does not overtake it. Second hand low: following suit with a card
+    that wins for now but not for sure, it keeps it and plays its cheapest card, and with a
+    sure winner takes the most points."""
     if state.phase == "bid":
         return choose_bid(state, seat)
     return choose_play(state, seat, keen=True)
