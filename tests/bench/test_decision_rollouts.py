@@ -1,0 +1,75 @@
+"""The decision-rollouts yardstick: where two players decide differently, which choice does
+better when real players play the deal on."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from cardtable.engine.actions import parse_action
+from cardtable.engine.registry import game_spec
+from cardtable_tools.bench import decision_rollouts
+from cardtable_tools.bench.decision_rollouts import Setup
+from cardtable_tools.tournament import Board
+
+
+def setup(judge: str, phase: str = "bid", player: str = "rules") -> Setup:
+    return Setup(
+        game="whist",
+        players=4,
+        player=player,
+        opponent="rules",
+        judge=judge,
+        phase=phase,
+        min_cards=1,
+        rollouts=2,
+        seed=3,
+    )
+
+
+def test_a_judge_that_decides_as_the_player_finds_nothing_to_judge() -> None:
+    assert decision_rollouts.judge_board(setup(judge="rules"), 0) == []
+
+
+def test_only_the_phase_asked_is_judged() -> None:
+    bids = decision_rollouts.judge_board(setup(judge="random"), 0)
+    plays = decision_rollouts.judge_board(setup(judge="random", phase="play"), 0)
+    assert bids and plays
+    assert all(item.chosen.startswith("bid") and item.judge.startswith("bid") for item in bids)
+    assert all(item.chosen.startswith("play") and item.judge.startswith("play") for item in plays)
+    assert all(item.chosen != item.judge for item in bids + plays)
+
+
+def test_a_difference_is_the_deal_played_on_from_each_choice() -> None:
+    # Rule-based players play a deal on the same way whatever the rng: each rollout of a
+    # choice is the same deal, so the difference is the two deals' advantages apart.
+    spec = game_spec("whist")
+    state = spec.new_game(4, None, 0)
+    state.deal(Board(spec, 4, "7").deck_order(0))
+    seat = state.to_act()[0]
+    bids = [str(action) for action in state.legal_actions(seat)][:2]
+    names = ["rules"] * 4
+    judged = decision_rollouts.valued(setup("random"), state, seat, (bids[0], bids[1]), names, "t")
+    after = []
+    for bid in bids:
+        played = state.clone()
+        played.apply(seat, parse_action(bid))
+        players = [decision_rollouts.make(name) for name in names]
+        after.append(decision_rollouts.deal_value(played, seat, players, random.Random(0)))
+    assert judged.differences == (after[0] - after[1],) * 2
+    same = decision_rollouts.valued(setup("random"), state, seat, (bids[0], bids[0]), names, "t")
+    assert same.differences == (0.0, 0.0)
+
+
+def test_the_command_prints_one_report(capsys: pytest.CaptureFixture[str]) -> None:
+    players = ["--judge", "random", "--player", "rules", "--opponent", "rules"]
+    size = ["--boards", "1", "--rollouts", "1", "--workers", "1", "--min-cards", "5"]
+    decision_rollouts.main([*players, *size, "--decisions"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["overall"]["decisions"] == len(report["decisions"]) > 0
+    assert sum(group["decisions"] for group in report["by_cards"].values()) == len(
+        report["decisions"]
+    )
+    assert all(int(cards) >= 5 for cards in report["by_cards"])
