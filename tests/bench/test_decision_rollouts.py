@@ -51,15 +51,21 @@ def test_a_difference_is_the_deal_played_on_from_each_choice() -> None:
     seat = state.to_act()[0]
     bids = [str(action) for action in state.legal_actions(seat)][:2]
     names = ["rules"] * 4
-    judged = decision_rollouts.valued(setup("random"), state, seat, (bids[0], bids[1]), names, "t")
+    held = len(state.observation(seat)["hand"])
+    judged = decision_rollouts.valued(
+        setup("random"), state, seat, held, (bids[0], bids[1]), names, "t"
+    )
     after = []
     for bid in bids:
         played = state.clone()
         played.apply(seat, parse_action(bid))
         players = [decision_rollouts.make(name) for name in names]
         after.append(decision_rollouts.deal_value(played, seat, players, random.Random(0)))
+    assert judged.cards == held
     assert judged.differences == (after[0] - after[1],) * 2
-    same = decision_rollouts.valued(setup("random"), state, seat, (bids[0], bids[0]), names, "t")
+    same = decision_rollouts.valued(
+        setup("random"), state, seat, held, (bids[0], bids[0]), names, "t"
+    )
     assert same.differences == (0.0, 0.0)
 
 

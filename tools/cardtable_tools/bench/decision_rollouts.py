@@ -134,7 +134,8 @@ def judge_board(setup: Setup, board_number: int) -> list[Judged]:
             tag = f"{setup.seed}/{board_number}/{deals}/{seat}/{len(judged)}"
             other = judge.choose(view, random.Random(f"judge/{tag}"))
             if other != chosen:
-                judged.append(valued(setup, state, seat, (chosen, other), names, tag))
+                choices = (chosen, other)
+                judged.append(valued(setup, state, seat, cards_held(view), choices, names, tag))
         state.apply(seat, parse_action(chosen))
     return judged
 
@@ -143,6 +144,7 @@ def valued(
     setup: Setup,
     state: GameState,
     seat: int,
+    cards: int,
     choices: tuple[str, str],
     names: Sequence[str],
     tag: str,
@@ -158,7 +160,6 @@ def valued(
             players = [make(name) for name in names]
             values.append(deal_value(after, seat, players, random.Random(f"{tag}/{rollout}")))
         differences.append(values[0] - values[1])
-    cards = cards_held(state.observation(seat))
     return Judged(cards, choices[0], choices[1], tuple(differences))
 
 
@@ -184,9 +185,10 @@ def summary(judged: Sequence[Judged]) -> dict[str, Any]:
 
 def run(setup: Setup, boards: int, workers: int) -> list[Judged]:
     judged: list[Judged] = []
-    jobs = [(setup, number) for number in range(boards)]
     with ProcessPoolExecutor(workers) as pool:
-        for done, found in enumerate(pool.map(_judge_job, jobs), start=1):
+        for done, found in enumerate(
+            pool.map(judge_board, [setup] * boards, range(boards)), start=1
+        ):
             judged.extend(found)
             print(
                 f"decision_rollouts: {done}/{boards} boards, {len(judged)} decisions judged",
@@ -194,10 +196,6 @@ def run(setup: Setup, boards: int, workers: int) -> list[Judged]:
                 flush=True,
             )
     return judged
-
-
-def _judge_job(job: tuple[Setup, int]) -> list[Judged]:
-    return judge_board(*job)
 
 
 def main(argv: list[str] | None = None) -> None:
