@@ -9,6 +9,7 @@ import time
 import grpc
 import pytest
 
+from cardtable.client.views import random_legal_action
 from cardtable.platform.tokens import TokenCodec
 from cardtable_api.events.v1 import events_pb2
 from cardtable_api.table.v1 import table_pb2, table_pb2_grpc
@@ -126,8 +127,11 @@ async def test_killed_service_is_replaced_and_timers_survive(
                 break
             seat = summary.game_status.to_act[0]
             view = (await new_players[seat].view(table_id, seat)).seat_view
+            action = random_legal_action(view, rng)
+            if action is None:  # the timer moved for the seat between the two reads
+                continue
             try:
-                await new_players[seat].move(table_id, seat, pick_action(view, rng))
+                await new_players[seat].move(table_id, seat, action)
             except grpc.aio.AioRpcError as error:  # the timer may have moved first
                 assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     finally:
