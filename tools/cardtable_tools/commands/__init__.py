@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from cardtable.cli.subcommands import Subcommands
-from cardtable_tools.commands import benchmarks, fuzz, run, simulation, tournament
+from cardtable_tools.commands import benchmarks, fuzz, run, simulation, tournament, tournament_pair
 
 
 def register(commands: Subcommands) -> None:
     """Add every tool's subcommands."""
-    for group in (simulation, benchmarks, fuzz, tournament, run):
+    for group in (simulation, benchmarks, fuzz, tournament, tournament_pair, run):
         group.register(commands)
