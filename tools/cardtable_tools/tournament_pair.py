@@ -5,8 +5,9 @@ their opponents, and the boards' luck swamps it when the two are measured apart:
 advantage can range over 50 points in 3-5-8. A run's cards depend only on its seed and board
 numbers (``cardtable_tools.tournament``), so a run of the changed player against the same
 opponents on the same seeds plays the very boards the first one did: the difference of the two
-advantages on each board removes the cards' luck, and the mean of those differences, with its
-interval, says whether the change helps.
+advantages on each board takes out the cards' share of the luck (a changed move still sends
+the rest of the game elsewhere), and the mean of those differences, with its interval, says
+whether the change helps.
 
 Boards pair only when they were played alike: the same game, rotations, options, and the same
 opponents at the same seats with the same settings; the two compared players are each the one
