@@ -108,24 +108,29 @@ def stopped_text(report: dict[str, Any], boards: int) -> str:
     )
 
 
+class ReportFileError(ValueError):
+    """A report file that cannot be read, with the reason."""
+
+
+def read_report(path: str) -> dict[str, Any]:
+    """The ``tournament --json`` report that ``path`` holds."""
+    try:
+        report = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReportFileError(f"{path}: cannot read a report: {error}") from error
+    if not isinstance(report, dict):
+        raise ReportFileError(f"{path}: not a `tournament --json` report")
+    return report
+
+
 def cmd_tournament_pool(args: argparse.Namespace) -> int:
     from cardtable_tools.tournament_pool import PoolError, pool_reports
 
     console = report_console()
-    reports: list[dict[str, Any]] = []
-    for path in args.reports:
-        try:
-            report = json.loads(Path(path).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            console.print(f"[red]error:[/red] {path}: cannot read a report: {error}")
-            return 2
-        if not isinstance(report, dict):
-            console.print(f"[red]error:[/red] {path}: not a `tournament --json` report")
-            return 2
-        reports.append(report)
     try:
+        reports = [read_report(path) for path in args.reports]
         pooled = pool_reports(reports, args.reports)
-    except PoolError as error:
+    except (ReportFileError, PoolError) as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
     runs = zip(pooled["seeds"], pooled["first_boards"], strict=True)

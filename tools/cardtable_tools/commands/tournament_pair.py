@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from cardtable.cli.console import report_console
 from cardtable.cli.subcommands import Subcommands
+from cardtable_tools.commands.tournament import ReportFileError, read_report
 
 
 class SideError(ValueError):
@@ -25,11 +25,8 @@ def read_side(words: list[str]) -> tuple[str, list[dict[str, Any]]]:
     name, paths = words[0].strip().lower(), words[1:]
     reports = []
     for path in paths:
-        try:
-            report = json.loads(Path(path).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise SideError(f"{path}: cannot read a report: {error}") from error
-        if not isinstance(report, dict) or "board_advantages" not in report.get(name, {}):
+        report = read_report(path)
+        if "board_advantages" not in report.get(name, {}):
             raise SideError(f"{path}: not a `tournament --json` report with a player {name}")
         reports.append(report)
     return name, reports
@@ -71,7 +68,7 @@ def cmd_tournament_pair(args: argparse.Namespace) -> int:
         base_name, base = read_side(args.base)
         trial_name, trial = read_side(args.trial)
         paired = pair_reports(base, base_name, trial, trial_name)
-    except (SideError, PairError) as error:
+    except (ReportFileError, SideError, PairError) as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
     if args.json:
