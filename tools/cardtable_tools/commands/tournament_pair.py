@@ -50,9 +50,10 @@ def verdict(paired: dict[str, Any]) -> str:
 
 
 def pair_table(paired: dict[str, Any]) -> Table:
+    """Both players' mean advantages over the paired boards and their difference."""
     table = Table(title=f"{paired['game']}: {paired['boards']} boards played by both")
-    for column in ("player", "mean advantage"):
-        table.add_column(column, justify="right" if column != "player" else "left")
+    table.add_column("player")
+    table.add_column("mean advantage", justify="right")
     table.add_row(paired["base_name"], f"{paired['base']:+.2f}")
     table.add_row(paired["trial_name"], f"{paired['trial']:+.2f}")
     low, high = paired["ci95"]
