@@ -15,10 +15,10 @@ from cardtable_tools.bench.decision_rollouts import Setup
 from cardtable_tools.tournament import Board
 
 
-def setup(judge: str, phase: str = "bid", player: str = "rules") -> Setup:
+def setup(judge: str, phase: str = "bid", player: str = "rules", game: str = "whist") -> Setup:
     return Setup(
-        game="whist",
-        players=4,
+        game=game,
+        players=3 if game == "358" else 4,
         player=player,
         opponent="rules",
         judge=judge,
@@ -40,6 +40,17 @@ def test_only_the_phase_asked_is_judged() -> None:
     assert all(item.chosen.startswith("bid") and item.judge.startswith("bid") for item in bids)
     assert all(item.chosen.startswith("play") and item.judge.startswith("play") for item in plays)
     assert all(item.chosen != item.judge for item in bids + plays)
+
+
+def test_sets_of_cards_are_judged_in_their_own_phase() -> None:
+    """A 3-5-8 discard is a choice among sets of cards, which are not card plays: it is judged
+    in the ``set`` phase and never as a contract choice."""
+    discards = decision_rollouts.judge_board(setup("random", "set", game="358"), 0)
+    contracts = decision_rollouts.judge_board(setup("random", "bid", game="358"), 0)
+    assert discards and contracts
+    assert all(item.chosen.startswith("discard") for item in discards)
+    assert all(item.judge.startswith("discard") for item in discards)
+    assert not any(item.chosen.startswith("discard") for item in contracts)
 
 
 def test_a_difference_is_the_deal_played_on_from_each_choice() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,14 @@ from cardtable.bots.rules.whist import (
 )
 from cardtable.bots.search import PLAYOUT_POLICIES
 from cardtable.engine.actions import format_action, parse_action
-from cardtable.engine.cards import FULL_DECK, SPADES, format_card, parse_card, parse_cards
+from cardtable.engine.cards import (
+    FULL_DECK,
+    SPADES,
+    SUIT_OF,
+    format_card,
+    parse_card,
+    parse_cards,
+)
 from cardtable.engine.games.belote.rules import POINTS, STRENGTH, BeloteState
 from cardtable.engine.games.hearts.rules import HEARTS, PLAY_PHASE, HeartsState
 from cardtable.engine.games.whist.rules import WhistState, deal_sizes
@@ -303,6 +311,52 @@ def test_keen_358_plays_the_plain_rules() -> None:
     for state in random_positions("358", 3, {}, seed=3, count=40):
         seat = state.to_act()[0]
         assert keen_action(state, seat) == rules_action(state, seat)
+
+
+def three_five_eight_discard(hand: str, talon: str, contract: str) -> Any:
+    """A first 3-5-8 deal where seat 1 declares ``contract`` with ``hand`` and ``talon``: seat
+    1 to put four of its twenty cards away."""
+    state = new_state(first_dealer=0)
+    state.deal(deck_order(0, {1: hand}, talon=talon))
+    state.apply(1, parse_action(f"contract {contract}"))
+    assert state.phase == "discard"
+    return state
+
+
+def test_358_discard_alternatives_empty_short_suits() -> None:
+    hand = "AS KS QS JS 10S 9S 8S KH 3D 9D 4C 6C 8C 10C QC AC"
+    state = three_five_eight_discard(hand, "2H 3H 4H 5H", "S")
+    rule = rules_action(state, 1)
+    alternatives = set_alternatives(state, 1)
+    assert rule not in alternatives and len(set(alternatives)) == len(alternatives)
+    discards = [set(action.cards) for action in alternatives]
+    hand_now = set(state.hands[1])
+    assert all(len(cards) == 4 and cards <= hand_now for cards in discards)
+    assert not any(SUIT_OF[card] == SPADES for cards in discards for card in cards)
+    # The rule keeps the nine of diamonds; emptying diamonds tops up with its next hearts.
+    assert set(rule.cards) == set(parse_cards("3D 2H 3H 4H"))
+    assert set(parse_cards("3D 9D 2H 3H")) in discards
+    for action in alternatives:
+        assert state.why_illegal(1, action) is None
+
+
+def test_358_discard_alternatives_offer_the_four_lowest_plain_cards() -> None:
+    """The rule puts away a singleton eight before the fourth low club; the four lowest plain
+    cards keep it."""
+    hand = "AS KS QS JS 10S 9S 8S 8D 2C 3C 4C 5C 6C 7C AH KH"
+    state = three_five_eight_discard(hand, "9H 10H JH QH", "S")
+    assert set(rules_action(state, 1).cards) == set(parse_cards("8D 2C 3C 4C"))
+    discards = [set(action.cards) for action in set_alternatives(state, 1)]
+    assert discards == [set(parse_cards("2C 3C 4C 5C"))]
+
+
+def test_358_discard_alternatives_in_minimum_tricks_empty_a_suit_with_the_highest_cards() -> None:
+    hand = "2S 3S 4S 5S 6S 7S 8S 9S KH 3D 7D 4C 6C 8C 10C QC"
+    state = three_five_eight_discard(hand, "2H 3H 4H 5H", "MT")
+    assert set(rules_action(state, 1).cards) == set(parse_cards("KH QC 10C 9S"))
+    discards = [set(action.cards) for action in set_alternatives(state, 1)]
+    assert set(parse_cards("3D 7D KH QC")) in discards
+    assert set(parse_cards("2H 3H 4H 5H")) not in discards
 
 
 @pytest.mark.parametrize(

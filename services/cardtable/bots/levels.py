@@ -77,6 +77,8 @@ PLANS_GAME_IN = ("whist", "358", "hearts")
 #: The games where hard weighs the rule-based player's sets of cards of other kinds beside its
 #: own (Hearts: a pass for the moon, passes that empty a short suit): one card from the rule's
 #: pass, the search never reached the best pass of many hands (docs/proving-it.md, "Levels").
+#: Not 3-5-8: where the declarer's discards of other kinds changed hard's discard, the deals
+#: played on did no better (docs/proving-it.md, "Settings the figures chose").
 SETS_ALTERNATIVES_IN = ("hearts",)
 
 #: Every level, weakest first.

@@ -8,11 +8,12 @@ A tournament needs hours to see a Whist difference of a point a game, and ``sear
 scores a player only against the search's own objective, which shares the playouts' model of
 the others. This plays games with ``--player`` at its seats (0 and 2 of four; 0 of three) and
 ``--opponent`` at the others. At each of the player's decisions of ``--phase`` (bids and
-contract choices, or card plays) holding ``--min-cards`` cards or more, it asks ``--judge``
-what it would do in the same view. Where the two differ, it plays the rest of the deal on
-from each choice ``--rollouts`` times with the real players (fresh ones, each seeing only its
-own view; the same rngs for both choices) and keeps the difference of the seat's deal
-advantage: the player's choice minus the judge's. Games go on with the player's choice.
+contract choices, card plays, or sets of cards to pass or discard) holding ``--min-cards``
+cards or more, it asks ``--judge`` what it would do in the same view. Where the two differ,
+it plays the rest of the deal on from each choice ``--rollouts`` times with the real players
+(fresh ones, each seeing only its own view; the same rngs for both choices) and keeps the
+difference of the seat's deal advantage: the player's choice minus the judge's. Games go on
+with the player's choice.
 
 A mean above zero says the player decides better than the judge where they part; the
 standard error says how sure. The judge sees only the decisions it is asked about, so with
@@ -42,7 +43,7 @@ from cardtable.engine.registry import game_spec
 from cardtable_tools.player_spec import parse_player
 from cardtable_tools.tournament import Board
 
-PHASES = ("bid", "play")
+PHASES = ("bid", "play", "set")
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,14 @@ def cards_held(view: Mapping[str, Any]) -> int:
 
 
 def is_judged(setup: Setup, state: GameState, seat: int, view: Mapping[str, Any]) -> bool:
-    """Whether the player's decision is of the phase judged, with cards enough and a choice."""
+    """Whether the player's decision is of the phase judged, with cards enough and a choice:
+    a set of cards to pass or discard is judged in the ``set`` phase only."""
+    if cards_held(view) < setup.min_cards:
+        return False
+    if state.card_set_choice(seat) is not None:
+        return setup.phase == "set"
     actions = state.legal_actions(seat)
-    if len(actions) < 2 or cards_held(view) < setup.min_cards:
+    if setup.phase == "set" or len(actions) < 2:
         return False
     return chooses_a_card(actions) == (setup.phase == "play")
 

@@ -30,6 +30,7 @@ from cardtable.engine.game import GameState
 from cardtable.engine.games.belote.rules import BeloteState
 from cardtable.engine.games.hearts.rules import PASS_PHASE as HEARTS_PASS_PHASE
 from cardtable.engine.games.hearts.rules import HeartsState
+from cardtable.engine.games.three_five_eight.rules import DISCARD_PHASE as DISCARD_358_PHASE
 from cardtable.engine.games.three_five_eight.rules import ThreeFiveEightState
 from cardtable.engine.games.whist.rules import WhistState
 
@@ -54,9 +55,12 @@ def rules_action(state: GameState, seat: int) -> Action:
 def set_alternatives(state: GameState, seat: int) -> list[Action]:
     """Sets of cards of other kinds than the rule-based player's own for ``seat`` to choose
     now, for a search to weigh beside it: Hearts' passes
-    (:func:`cardtable.bots.rules.hearts.pass_alternatives`); none in the other games."""
+    (:func:`cardtable.bots.rules.hearts.pass_alternatives`) and the 3-5-8 declarer's discards
+    (:func:`cardtable.bots.rules.three_five_eight.discard_alternatives`)."""
     if type(state) is HeartsState and state.phase == HEARTS_PASS_PHASE:
         return hearts.pass_alternatives(state, seat)
+    if type(state) is ThreeFiveEightState and state.phase == DISCARD_358_PHASE:
+        return three_five_eight.discard_alternatives(state, seat)
     return []
 
 

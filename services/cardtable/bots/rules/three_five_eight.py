@@ -1,6 +1,7 @@
 """Rule-based 3-5-8: choose the contract the first six cards suit best among those left, give
 low cards in the exchange, put away what will not take tricks, then take every trick it can
-(or, in minimum tricks, as few as it can).
+(or, in minimum tricks, as few as it can). :func:`discard_alternatives` offers a search
+discards of other kinds than the rule's.
 """
 
 from __future__ import annotations
@@ -97,11 +98,15 @@ def _suit_length(hand: list[Card], card: Card) -> int:
 def choose_discard(state: ThreeFiveEightState, seat: int) -> Action:
     """In minimum tricks put away the highest cards; otherwise the low cards of the shortest
     plain suits (a void lets trumps take tricks), never trumps or aces."""
+    return discard(_by_discard_order(state, seat)[:TALON_SIZE])
+
+
+def _by_discard_order(state: ThreeFiveEightState, seat: int) -> list[Card]:
+    """The declarer's cards, the first to put away first (:func:`choose_discard`)."""
     hand = state.hands[seat]
     trump = state.trump
     if state.contract == MINIMUM_TRICKS:
-        ranked = sorted(hand, key=lambda card: RANK_OF[card], reverse=True)
-        return discard(ranked[:TALON_SIZE])
+        return sorted(hand, key=lambda card: RANK_OF[card], reverse=True)
     lengths = {suit: sum(1 for card in hand if SUIT_OF[card] == suit) for suit in SUITS}
 
     def keep(card: Card) -> float:
@@ -113,7 +118,39 @@ def choose_discard(state: ThreeFiveEightState, seat: int) -> Action:
             value += lengths[SUIT_OF[card]] * 1.5
         return value
 
-    return discard(sorted(hand, key=keep)[:TALON_SIZE])
+    return sorted(hand, key=keep)
+
+
+def discard_alternatives(state: ThreeFiveEightState, seat: int) -> list[Action]:
+    """Discards of other kinds than :func:`choose_discard`'s, for a search to weigh beside it:
+    every plain suit, or pair of plain suits, of four cards or fewer put away whole (a void
+    ruffs in a trump contract and sheds high cards in minimum tricks), topped up in the
+    rule's order; and, but in minimum tricks, the four lowest plain cards whatever their suits.
+    Swapping one card of the rule's discard never empties a suit the rule keeps."""
+    order = _by_discard_order(state, seat)
+    plain = [suit for suit in SUITS if suit != state.trump]
+    by_suit = {suit: [card for card in order if SUIT_OF[card] == suit] for suit in plain}
+    emptied: list[list[Card]] = [
+        by_suit[suit] for suit in plain if 1 <= len(by_suit[suit]) <= TALON_SIZE
+    ]
+    emptied += [
+        by_suit[first] + by_suit[second]
+        for index, first in enumerate(plain)
+        for second in plain[index + 1 :]
+        if by_suit[first]
+        and by_suit[second]
+        and len(by_suit[first]) + len(by_suit[second]) <= TALON_SIZE
+    ]
+    found = [cards + [card for card in order if card not in cards] for cards in emptied]
+    if state.contract != MINIMUM_TRICKS:
+        found.append(sorted(order, key=lambda card: (SUIT_OF[card] == state.trump, RANK_OF[card])))
+    rule = discard(order[:TALON_SIZE])
+    unique: list[Action] = []
+    for cards in found:
+        action = discard(cards[:TALON_SIZE])
+        if action != rule and action not in unique:
+            unique.append(action)
+    return unique
 
 
 def choose_play(state: ThreeFiveEightState, seat: int) -> Action:
