@@ -53,6 +53,12 @@ from cardtable.bots.outlook import advantage_over_others, oriented, outlook
 from cardtable.bots.racing import clearly_ahead, leader, still_in_race
 from cardtable.bots.random_play import random_action
 from cardtable.bots.rules import keen_action, pushing_action, rules_action, set_alternatives
+from cardtable.bots.trick_model import (
+    ESTIMATE_UNITS,
+    cut_after,
+    cut_here,
+    estimated_deal_scores,
+)
 from cardtable.engine.actions import Action, format_action, parse_action
 from cardtable.engine.determinize import hidden_cards
 from cardtable.engine.game import GameState
@@ -95,7 +101,7 @@ PLAYOUT_POLICIES: dict[str, PlayoutPolicy] = {
 }
 
 
-def deal_advantage(scores: Sequence[int], seat: int, lower_is_better: bool) -> float:
+def deal_advantage(scores: Sequence[float], seat: int, lower_is_better: bool) -> float:
     """The seat's deal score minus the mean of the others', higher is better in every game."""
     return advantage_over_others(oriented(scores, lower_is_better), seat)
 
@@ -108,19 +114,29 @@ def evaluate(
     rng: random.Random,
     plan_game: bool = False,
     endgame_cards: int = 0,
+    cut_tricks: int = 0,
 ) -> tuple[float, int]:
     """Apply ``action`` to a copy of ``world`` and play the deal out with ``policy``: the
     seat's deal advantage (plus, with ``plan_game``, what the deal's end is worth to the rest
     of the game: :func:`cardtable.bots.outlook.outlook`), and the actions applied (the work it
     cost). The action itself may end the deal (the last pass in Belote). Once no seat holds
     more than ``endgame_cards`` cards (0: never), the deal's last tricks are played exactly
-    (:mod:`cardtable.bots.endgame`), every card tried counted as work."""
+    (:mod:`cardtable.bots.endgame`), every card tried counted as work. With ``cut_tricks`` the
+    playout of a 3-5-8 deal other than the last stops once the current trick and that many more
+    are played, and the tricks left are estimated (:mod:`cardtable.bots.trick_model`)."""
     state = world.clone()
     deals = len(state.deal_scores)
+    cut = cut_after(state, cut_tricks)
     state.apply(seat, action)
     solver = EndgameSolver() if endgame_cards else None
     applied = 1
     while len(state.deal_scores) == deals:
+        if cut is not None and cut_here(state, cut):
+            scores = estimated_deal_scores(state)
+            value = deal_advantage(scores, seat, state.spec.lower_is_better)
+            if plan_game:
+                value += outlook(state, seat)
+            return value, applied + ESTIMATE_UNITS
         if solver is not None and (most_cards_held(state) or 0) <= endgame_cards:
             tried = solver.applied
             line = solver.solve(state)
@@ -179,6 +195,7 @@ class SearchStrategy:
         importance: bool | Collection[str] = False,
         importance_power: float = DEFAULT_IMPORTANCE_POWER,
         set_alternatives: bool | Collection[str] = False,
+        cut_tricks: int = 0,
     ) -> None:
         for name in (playout, contract_playout or playout):
             if name not in PLAYOUT_POLICIES:
@@ -197,6 +214,8 @@ class SearchStrategy:
             raise ValueError("the candidates for a set of cards are a whole number, 1 or more")
         if endgame_cards < 0 or endgame_cards != int(endgame_cards):
             raise ValueError("the cards a hand holds for the exact ending are a whole number")
+        if cut_tricks < 0 or cut_tricks != int(cut_tricks):
+            raise ValueError("the tricks a playout plays past the current one are a whole number")
         if not 0 < importance_power <= 1:
             raise ValueError("the power of the importance weights is above 0 and at most 1")
         if budget_ms <= 0 or (worlds is not None and worlds < 1):
@@ -253,6 +272,11 @@ class SearchStrategy:
         #: Play each playout's last tricks exactly once no hand holds more than this many
         #: cards (:mod:`cardtable.bots.endgame`): 0 leaves every card to the playout policy.
         self.endgame_cards = int(endgame_cards)  # command lines read numbers as floats
+        #: In a 3-5-8 card play, stop each playout once the current trick and this many more
+        #: are played and estimate the rest (:mod:`cardtable.bots.trick_model`): 0 plays every
+        #: deal out. The deal's last tricks decide little between two cards now and cost most
+        #: of a playout, so the same work buys several times the worlds.
+        self.cut_tricks = int(cut_tricks)
         #: With ``weigh_worlds``, weigh each world drawn by its likelihood (in every game, or in
         #: those named) instead of keeping one of ``world_candidates`` draws: a world then costs
         #: one draw, and the worlds follow the whole likelihood, to this power.
@@ -308,6 +332,7 @@ class SearchStrategy:
                     self.bank.settle(seat, draw_units)
                 return format_action(candidates[0])
         plans = in_game(self.plan_game, game)
+        cut_tricks = self.cut_tricks if card_play else 0
         policy = self.policy if card_play or not actions else self.contract_policy
         races = self.adaptive and (self.race_contracts or card_play)
         allowance = self.bank.allowance(seat) if self.bank else self.work_budget
@@ -318,7 +343,14 @@ class SearchStrategy:
         while True:
             for index in alive:
                 advantage, applied = evaluate(
-                    world, seat, candidates[index], policy, rng, plans, self.endgame_cards
+                    world,
+                    seat,
+                    candidates[index],
+                    policy,
+                    rng,
+                    plans,
+                    self.endgame_cards,
+                    cut_tricks,
                 )
                 values[index].append(advantage)
                 work += applied

@@ -35,7 +35,7 @@ from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from cardtable.engine.actions import (
     CHOOSE_CONTRACT,
@@ -105,6 +105,8 @@ DEAL_PHASE, CONTRACT_PHASE, EXCHANGE_PHASE, DISCARD_PHASE, PLAY_PHASE, OVER_PHAS
     Phase.OVER,
 )
 
+#: Tricks are whole in a deal played, fractional where the search estimates them.
+_Number = TypeVar("_Number", int, float)
 
 PLAYERS = 3
 HAND_SIZE = 16
@@ -549,15 +551,20 @@ class ThreeFiveEightState(GameState):
         return facts
 
     def deal_score(self) -> tuple[int, ...]:
-        """This deal's scores from the tricks taken.
+        """This deal's scores from the tricks taken."""
+        return self.scores_for_tricks(self.tricks_won)
+
+    def scores_for_tricks(self, tricks: Sequence[_Number]) -> tuple[_Number, ...]:
+        """The deal's scores if each seat ends it with ``tricks``: the search values a playout
+        it cuts short by tricks it estimates.
 
         Rule: trump and NT score tricks - target; MT scores limit - tricks. Targets and
         limits both sum to 16, the number of tricks, so the scores always sum to 0.
         """
         targets = self.targets()
         if self.contract == MINIMUM_TRICKS:
-            return tuple(targets[seat] - self.tricks_won[seat] for seat in range(PLAYERS))
-        return tuple(self.tricks_won[seat] - targets[seat] for seat in range(PLAYERS))
+            return tuple(targets[seat] - tricks[seat] for seat in range(PLAYERS))
+        return tuple(tricks[seat] - targets[seat] for seat in range(PLAYERS))
 
     def _score_deal(self) -> list[Fact]:
         scores = self.deal_score()
