@@ -36,7 +36,8 @@ from cardtable.engine.games.three_five_eight.rules import (
 
 #: The coefficients' file, beside this module.
 COEFFICIENTS_FILE = "trick_model_358.json"
-#: Work units one estimate is charged: reading the hands costs about two playout actions.
+#: Work units one estimate is charged. It takes the CPU of four to five keen playout actions,
+#: so a cut playout is undercharged by about a tenth: measured strength is at slightly more CPU.
 ESTIMATE_UNITS = 3
 #: Cards below this place in their suit count together.
 PLACES = 4
@@ -118,10 +119,9 @@ def estimated_tricks(state: ThreeFiveEightState) -> list[float]:
         max(0.0, sum(weight * value for weight, value in zip(weights, row, strict=True)))
         for row in hand_features(state)
     ]
-    total = sum(shares)
-    scale = left / total if total else 0.0
-    if not total:
-        shares, scale = [1.0] * PLAYERS, left / PLAYERS
+    if not any(shares):
+        shares = [1.0] * PLAYERS
+    scale = left / sum(shares)
     return [state.tricks_won[seat] + share * scale for seat, share in enumerate(shares)]
 
 
