@@ -108,6 +108,17 @@ def test_on_bids_too_a_player_who_looks_regrets_less_than_one_who_guesses() -> N
     assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)
 
 
+def test_3_5_8_exchange_positions_are_gives_and_a_search_regrets_less_than_a_guess() -> None:
+    rng = random.Random(4)
+    positions = search_regret.choice_positions("358", 3, 6, rng, phase="exchange")
+    assert all(state.phase == "exchange" for state in positions)
+    values = [search_regret.move_values(state, 30, rng) for state in positions]
+    assert all(text.startswith("give ") for moves in values for text in moves)
+    searching = search_regret.measure_regret(SearchStrategy(worlds=30), positions, values, 2)
+    guessing = search_regret.measure_regret(RandomStrategy(), positions, values, 2)
+    assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)
+
+
 def test_a_phase_without_listed_choices_is_refused() -> None:
     with pytest.raises(SystemExit):
         search_regret.main(["--game", "hearts", "--phase", "pass", "--positions", "1"])

@@ -5,7 +5,8 @@
 
 A tournament takes an hour a game to see a difference of a few points; this takes minutes.
 It takes positions (where the seat has a choice of cards; with ``--phase bid``, of bids; with
-``--phase contract``, of 3-5-8 contracts) from games the rule-based player plays, and for each
+``--phase contract``, of 3-5-8 contracts; with ``--phase exchange``, of the 3-5-8 creditor's
+gives) from games the rule-based player plays, and for each
 weighs every legal move over ``--oracle-worlds`` worlds drawn as hard draws them, each played
 out as the search plays them out: that is the objective every search configuration estimates,
 known almost exactly (interchangeable cards share their mean: the game cannot tell them
@@ -56,7 +57,7 @@ TAKE_CHANCE = 0.12
 PHASES_WITH_CHOICES = {
     "whist": ("play", "bid"),
     "belote": ("play", "bid"),
-    "358": ("play", "contract"),
+    "358": ("play", "contract", "exchange"),
     "hearts": ("play",),
 }
 #: A progress line on stderr every this many positions weighed.
@@ -67,7 +68,7 @@ def choice_positions(
     game: str, players: int, count: int, rng: random.Random, phase: str = "play"
 ) -> list[GameState]:
     """``count`` states of games the rule-based player plays where the seat to act has a choice
-    of listed actions in ``phase`` (cards in ``play``; bids, contracts) (each a clone)."""
+    of listed actions in ``phase`` (cards in ``play``; bids, contracts, gives) (each a clone)."""
     spec = game_spec(game)
     found: list[GameState] = []
     while len(found) < count:
@@ -164,7 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument(
-        "--phase", default="play", help="where positions are taken: play (default), bid, contract"
+        "--phase",
+        default="play",
+        help="where positions are taken: play (default), bid, contract, exchange",
     )
     args = parser.parse_args(argv)
     if args.phase not in PHASES_WITH_CHOICES[args.game]:
