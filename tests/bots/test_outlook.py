@@ -136,13 +136,22 @@ def test_planning_adds_the_outlook_to_the_deal_the_playout_ends() -> None:
     assert planned != plain
 
 
-@pytest.mark.parametrize("game,players", [("whist", 3), ("358", 3), ("belote", 4), ("hearts", 4)])
+@pytest.mark.parametrize(
+    "game,players,sets",
+    [
+        ("whist", 3, False),
+        ("358", 3, False),
+        ("358", 3, True),
+        ("belote", 4, False),
+        ("hearts", 4, False),
+    ],
+)
 def test_a_searcher_that_weighs_worlds_and_plans_plays_whole_games_legally_and_reproducibly(
-    game: str, players: int
+    game: str, players: int, sets: bool
 ) -> None:
     def play(seed: int) -> list[str]:
         state = game_spec(game).new_game(players, {"quick": True} if game == "hearts" else None, 0)
-        bot = SearchStrategy(budget_ms=1, weigh_worlds=True, plan_game=True)
+        bot = SearchStrategy(budget_ms=1, weigh_worlds=True, plan_game=True, contract_sets=sets)
         rng, deck_rng = random.Random(seed), random.Random(seed + 1)
         moves = []
         while not state.is_over() and len(moves) < 120:

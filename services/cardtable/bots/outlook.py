@@ -15,6 +15,8 @@ strongest players count:
   now spends it: a contract still to play is worth what it scores on average on a hand that
   did not choose it (:data:`CONTRACT_VALUE`, measured by :func:`measure_contract_values`), and
   choosing ``MT`` on a middling hand now leaves a poorer contract for a worse hand later.
+  Valued as a set (:mod:`cardtable.bots.contract_sets`, the search's ``contract_sets``), the
+  contracts left are worth what a declarer choosing among them makes of them.
 
 :func:`outlook` is oriented as the deal's advantage is (the seat's value minus the others'
 mean, higher is better), in the game's points, so the search adds the two.
@@ -26,6 +28,7 @@ import random
 import statistics
 from collections.abc import Sequence
 
+from cardtable.bots.contract_sets import contracts_left_worth
 from cardtable.engine.game import GameState
 from cardtable.engine.games.three_five_eight.rules import (
     CONTRACTS,
@@ -99,21 +102,22 @@ def contract_kind(contract: str) -> str:
     return contract if contract in (NO_TRUMP, MINIMUM_TRICKS) else "trump"
 
 
-def contracts_left_value(state: ThreeFiveEightState, seat: int) -> float:
-    """The seat's contracts still to play against the others', each at its mean value."""
-    values = [
-        sum(
-            CONTRACT_VALUE[contract_kind(contract)]
-            for contract in CONTRACTS
-            if contract not in state.used[other]
-        )
-        for other in range(state.num_players)
-    ]
+def contracts_left_value(state: ThreeFiveEightState, seat: int, by_sets: bool = False) -> float:
+    """The seat's contracts still to play against the others', each at its mean value, or
+    with ``by_sets`` each seat's as a whole (:mod:`cardtable.bots.contract_sets`)."""
+    values = []
+    for other in range(state.num_players):
+        left = [contract for contract in CONTRACTS if contract not in state.used[other]]
+        if by_sets:
+            values.append(contracts_left_worth(left))
+        else:
+            values.append(sum(CONTRACT_VALUE[contract_kind(contract)] for contract in left))
     return advantage_over_others(values, seat)
 
 
-def outlook(state: GameState, seat: int) -> float:
-    """The seat's value beyond the deals' scores, right after a deal was scored."""
+def outlook(state: GameState, seat: int, contract_sets: bool = False) -> float:
+    """The seat's value beyond the deals' scores, right after a deal was scored; with
+    ``contract_sets`` 3-5-8 contracts left count as sets (:func:`contracts_left_value`)."""
     value = 0.0
     if state.is_over():
         places = state.places()
@@ -123,7 +127,7 @@ def outlook(state: GameState, seat: int) -> float:
     elif isinstance(state, WhistState):
         value += whist_streaks(state, seat)
     elif isinstance(state, ThreeFiveEightState):
-        value += contracts_left_value(state, seat)
+        value += contracts_left_value(state, seat, contract_sets)
     return value
 
 

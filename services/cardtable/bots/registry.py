@@ -32,7 +32,7 @@ def strategy_by_name(name: str, **options: Any) -> Strategy:
     ``weigh_contracts``, ``plan_game``, ``adaptive``, ``race_contracts``,
     ``merge_interchangeable``, ``contract_margin_z``, ``world_candidates``,
     ``endgame_cards``, ``contract_playout``, ``importance``, ``importance_power``,
-    ``set_alternatives``, ``cut_tricks``;
+    ``set_alternatives``, ``cut_tricks``, ``contract_sets``;
     ``rules``: ``keen``). A level's name
     gives its strategy with the level's options, ``options`` on top."""
     key, options = strategy_and_options(name, **options)

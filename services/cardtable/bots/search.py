@@ -115,6 +115,7 @@ def evaluate(
     plan_game: bool = False,
     endgame_cards: int = 0,
     cut_tricks: int = 0,
+    contract_sets: bool = False,
 ) -> tuple[float, int]:
     """Apply ``action`` to a copy of ``world`` and play the deal out with ``policy``: the
     seat's deal advantage (plus, with ``plan_game``, what the deal's end is worth to the rest
@@ -123,7 +124,8 @@ def evaluate(
     more than ``endgame_cards`` cards (0: never), the deal's last tricks are played exactly
     (:mod:`cardtable.bots.endgame`), every card tried counted as work. With ``cut_tricks`` the
     playout of a 3-5-8 deal other than the last stops once the current trick and that many more
-    are played, and the tricks left are estimated (:mod:`cardtable.bots.trick_model`)."""
+    are played, and the tricks left are estimated (:mod:`cardtable.bots.trick_model`).
+    ``contract_sets`` values a 3-5-8 seat's contracts left as a set in the outlook."""
     state = world.clone()
     deals = len(state.deal_scores)
     cut = cut_after(state, cut_tricks)
@@ -135,7 +137,7 @@ def evaluate(
             scores = estimated_deal_scores(state)
             value = deal_advantage(scores, seat, state.spec.lower_is_better)
             if plan_game:
-                value += outlook(state, seat)
+                value += outlook(state, seat, contract_sets)
             return value, applied + ESTIMATE_UNITS
         if solver is not None and (most_cards_held(state) or 0) <= endgame_cards:
             tried = solver.applied
@@ -155,7 +157,7 @@ def evaluate(
         applied += solver.applied
     value = deal_advantage(state.deal_scores[-1], seat, state.spec.lower_is_better)
     if plan_game:
-        value += outlook(state, seat)
+        value += outlook(state, seat, contract_sets)
     return value, applied
 
 
@@ -196,6 +198,7 @@ class SearchStrategy:
         importance_power: float = DEFAULT_IMPORTANCE_POWER,
         set_alternatives: bool | Collection[str] = False,
         cut_tricks: int = 0,
+        contract_sets: bool = False,
     ) -> None:
         for name in (playout, contract_playout or playout):
             if name not in PLAYOUT_POLICIES:
@@ -277,6 +280,10 @@ class SearchStrategy:
         #: deal out. The deal's last tricks decide little between two cards now and cost most
         #: of a playout, so the same work buys several times the worlds.
         self.cut_tricks = int(cut_tricks)
+        #: With ``plan_game``, value a 3-5-8 seat's contracts still to play as a set, for what
+        #: a declarer choosing among them makes of them (:mod:`cardtable.bots.contract_sets`),
+        #: not each at its forced value.
+        self.contract_sets = contract_sets
         #: With ``weigh_worlds``, weigh each world drawn by its likelihood (in every game, or in
         #: those named) instead of keeping one of ``world_candidates`` draws: a world then costs
         #: one draw, and the worlds follow the whole likelihood, to this power.
@@ -351,6 +358,7 @@ class SearchStrategy:
                     plans,
                     self.endgame_cards,
                     cut_tricks,
+                    self.contract_sets,
                 )
                 values[index].append(advantage)
                 work += applied
