@@ -55,8 +55,19 @@ def test_the_table_names_the_game_and_each_group(capsys: pytest.CaptureFixture[s
                               "--moves", "10"]) == 0  # fmt: skip
     shown = capsys.readouterr().out
     assert "hearts: 10 moves" in shown
+    assert "of the work on drawing worlds" in shown
     assert "a set" in shown  # the pass
     assert "of" in shown
+
+
+def test_weighing_worlds_spends_a_larger_share_of_the_work_on_them() -> None:
+    """Hard keeps one of four deals drawn and reads the others' plays on each; the plain
+    search draws one, so drawing is a smaller part of its work."""
+    weighing = search_spend.measure_spend("358", "hard:budget_ms=2", 40, seed=2)
+    plain = search_spend.measure_spend("358", "search:budget_ms=2", 40, seed=2)
+    assert 0 < plain["worlds_share"] < weighing["worlds_share"] < 1
+    for group in weighing["groups"]:
+        assert 0 < group["worlds_share"] <= 1
 
 
 def test_a_player_that_does_not_search_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -295,12 +295,14 @@ class SearchStrategy:
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
         self.last_work = 0
+        #: Of ``last_work``, what drawing the worlds (and reading the others' plays on them) cost.
+        self.last_world_work = 0
 
     def choose(self, observation: Mapping[str, Any], rng: random.Random) -> str:
         view = normalise_observation(observation)
         seat = acting_seat(view)
         listed = [str(action) for action in view.get("legal_actions") or []]
-        self.last_worlds = self.last_work = 0
+        self.last_worlds = self.last_work = self.last_world_work = 0
         if len(listed) == 1:
             return listed[0]
         hidden = hidden_cards(view)
@@ -335,6 +337,7 @@ class SearchStrategy:
             if len(candidates) == 1:
                 # A choice among cards that are one: a decision that was clear, so it banks.
                 self.last_worlds, self.last_work = 0, draw_units
+                self.last_world_work = draw_units
                 if self.bank:
                     self.bank.settle(seat, draw_units)
                 return format_action(candidates[0])
@@ -377,6 +380,7 @@ class SearchStrategy:
             world, log_weight = sampler.draw_weighed(rng)
             work += draw_units
         self.last_worlds, self.last_work = drawn, work
+        self.last_world_work = drawn * draw_units
         if self.bank:
             self.bank.settle(seat, work)
         chosen = leader(alive, values, weights)

@@ -8,8 +8,10 @@ how the search weighs some moves, one wants to know what share of the work they 
 whether more would reach them: this plays whole games with ``--player`` at every seat until
 it has made ``--moves`` moves with a choice, and groups those moves by phase and cards held.
 For each group it gives the moves, their share of all the work, the mean work in ms of budget,
-the worlds drawn, the candidates listed, and how many moves stopped at their allowance (still
-undecided when the work ran out) rather than because one candidate was left. Work is counted,
+the worlds drawn, the share of the group's work that drawing them took (with the reading of
+the others' plays on each, where worlds are weighed), the candidates listed, and how many
+moves stopped at their allowance (still undecided when the work ran out) rather than because
+one candidate was left. Work is counted,
 not timed, so the figures are the same on any machine for a seed.
 """
 
@@ -47,6 +49,7 @@ class SpentMove:
     choices: int
     work: int
     worlds: int
+    world_work: int
     at_allowance: bool
 
 
@@ -88,6 +91,7 @@ def play_and_note(
                         choices=len(observation.get("legal_actions") or []),
                         work=strategy.last_work,
                         worlds=strategy.last_worlds,
+                        world_work=strategy.last_world_work,
                         at_allowance=strategy.last_work >= may_spend,
                     )
                 )
@@ -119,6 +123,8 @@ def spend_by_group(noted: Sequence[SpentMove]) -> list[dict[str, Any]]:
                 "work_share": round(sum(work) / total, 3),
                 "mean_work_ms": round(statistics.fmean(work) / WORK_UNITS_PER_MS, 1),
                 "mean_worlds": round(statistics.fmean(move.worlds for move in moves), 1),
+                # Drawing worlds and reading the others' plays on them, against playing them out.
+                "worlds_share": round(sum(move.world_work for move in moves) / (sum(work) or 1), 3),
                 # A set of cards to choose lists no actions: its candidates are the search's own.
                 "mean_choices": round(statistics.fmean(move.choices for move in moves), 1),
                 "at_allowance": sum(move.at_allowance for move in moves),
@@ -136,6 +142,9 @@ def measure_spend(
         "game": game,
         "moves": len(noted),
         "mean_work_ms": round(statistics.fmean(m.work for m in noted) / WORK_UNITS_PER_MS, 1),
+        "worlds_share": round(
+            sum(move.world_work for move in noted) / (sum(move.work for move in noted) or 1), 3
+        ),
         "at_allowance": sum(move.at_allowance for move in noted),
         "groups": spend_by_group(noted),
     }
@@ -144,11 +153,12 @@ def measure_spend(
 def spend_table(report: dict[str, Any]) -> Table:
     """One game's groups as a table for people."""
     table = Table(
-        title=f"{report['game']}: {report['moves']} moves, {report['mean_work_ms']} ms a move",
+        title=f"{report['game']}: {report['moves']} moves, {report['mean_work_ms']} ms a move,"
+        f" {report['worlds_share']:.0%} of the work on drawing worlds",
         title_justify="left",
     )
     for heading in ("phase", "cards held", "moves", "share of work", "ms a move", "worlds",
-                    "choices", "at allowance"):  # fmt: skip
+                    "on worlds", "choices", "at allowance"):  # fmt: skip
         table.add_column(heading, justify="left" if heading == "phase" else "right")
     for row in report["groups"]:
         table.add_row(
@@ -158,6 +168,7 @@ def spend_table(report: dict[str, Any]) -> Table:
             f"{row['work_share']:.1%}",
             f"{row['mean_work_ms']:.1f}",
             f"{row['mean_worlds']:.1f}",
+            f"{row['worlds_share']:.0%}",
             f"{row['mean_choices']:.1f}" if row["mean_choices"] else "a set",
             f"{row['at_allowance']} of {row['moves']}",
         )
