@@ -8,8 +8,8 @@ one its hand suits, so a set is worth more than its parts, and a contract that s
 left as a whole: the declarer's mean score over that many deals, each contract chosen by the
 rule-based player among those still left
 (:func:`cardtable.bots.rules.three_five_eight.choose_contract`), every card played by the
-rule-based player. The four trump suits are alike before the deal, so
-a set is known by how many trump contracts it holds and whether it holds NT and MT.
+rule-based player. The four trump suits are alike before the deal, so a set is known by how
+many trump contracts it holds and whether it holds NT and MT.
 
 The values are data (``contract_sets_358.json``), refitted by
 ``python -m cardtable_tools.bench.fit_contract_sets``.
