@@ -97,23 +97,17 @@ def test_the_docstring_examples_hold() -> None:
     assert results.attempted > 0 and results.failed == 0
 
 
-def test_on_bids_too_a_player_who_looks_regrets_less_than_one_who_guesses() -> None:
+@pytest.mark.parametrize(
+    "game,players,phase,prefix", [("whist", 4, "bid", "bid "), ("358", 3, "exchange", "give ")]
+)
+def test_on_bids_and_gives_too_a_player_who_looks_regrets_less_than_one_who_guesses(
+    game: str, players: int, phase: str, prefix: str
+) -> None:
     rng = random.Random(6)
-    positions = search_regret.choice_positions("whist", 4, 10, rng, phase="bid")
-    assert all(state.phase == "bid" for state in positions)
+    positions = search_regret.choice_positions(game, players, 8, rng, phase=phase)
+    assert all(state.phase == phase for state in positions)
     values = [search_regret.move_values(state, 30, rng) for state in positions]
-    assert all(text.startswith("bid ") for moves in values for text in moves)
-    searching = search_regret.measure_regret(SearchStrategy(worlds=30), positions, values, 2)
-    guessing = search_regret.measure_regret(RandomStrategy(), positions, values, 2)
-    assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)
-
-
-def test_3_5_8_exchange_positions_are_gives_and_a_search_regrets_less_than_a_guess() -> None:
-    rng = random.Random(4)
-    positions = search_regret.choice_positions("358", 3, 6, rng, phase="exchange")
-    assert all(state.phase == "exchange" for state in positions)
-    values = [search_regret.move_values(state, 30, rng) for state in positions]
-    assert all(text.startswith("give ") for moves in values for text in moves)
+    assert all(text.startswith(prefix) for moves in values for text in moves)
     searching = search_regret.measure_regret(SearchStrategy(worlds=30), positions, values, 2)
     guessing = search_regret.measure_regret(RandomStrategy(), positions, values, 2)
     assert statistics.fmean(searching.regrets) < statistics.fmean(guessing.regrets)
