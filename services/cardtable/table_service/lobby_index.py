@@ -39,6 +39,8 @@ _log = get_logger(__name__)
 DEFAULT_FINISHED_RETENTION_SECONDS = 86_400.0
 #: How often each replica looks for finished tables past their retention.
 SWEEP_INTERVAL_SECONDS = 60.0
+#: How long a start-up waits for the bucket's last message once the client says it sent all.
+LOAD_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -117,12 +119,21 @@ class LobbyIndex:
         self._seats_by_person: dict[str, int] = {}
         self._watcher_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        #: The bucket's last message when the watch began, and the latest the watch has seen:
+        #: loaded once the one reaches the other.
+        self._loaded_through = 0
+        self._seen_revision = 0
 
     async def start(self) -> None:
         try:
             self._bucket = await self._js.key_value(self._bucket_name)
         except BucketNotFoundError:
             self._bucket = await self._js.create_key_value(bucket=self._bucket_name, history=1)
+        # nats-py may mark the initial values delivered before it hands them over (its
+        # consumer may have sent them all while none has reached the watcher yet), so the
+        # load also waits for the bucket's last message as it stood before the watch began.
+        state = (await self._bucket.status()).stream_info.state
+        self._loaded_through = state.last_seq if state.messages else 0
         self._watcher_task = asyncio.create_task(self._watch(), name="lobby-index-watch")
         await asyncio.wait_for(self._ready.wait(), timeout=30)
         if self.finished_retention_seconds:
@@ -140,8 +151,11 @@ class LobbyIndex:
         watcher = await self._bucket.watchall()
         try:
             async for entry in watcher:
-                if entry is None:  # the initial values are all delivered
-                    self._ready.set()
+                if entry is None:  # the initial values are all delivered, or soon will be
+                    if self._seen_revision >= self._loaded_through:
+                        self._ready.set()
+                    else:  # a message the client skips must not hold the start-up for ever
+                        asyncio.get_running_loop().call_later(LOAD_GRACE_SECONDS, self._ready.set)
                     continue
                 if entry.value and entry.operation is None:
                     try:
@@ -152,6 +166,9 @@ class LobbyIndex:
                         )
                 else:
                     self._drop(entry.key)
+                self._seen_revision = max(self._seen_revision, entry.revision or 0)
+                if self._seen_revision >= self._loaded_through:
+                    self._ready.set()
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()  # type: ignore[no-untyped-call]
