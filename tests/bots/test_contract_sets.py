@@ -9,18 +9,12 @@ import pytest
 
 from cardtable.bots import contract_sets
 from cardtable.bots.contract_sets import contract_set_values, contracts_left_worth, set_key
-from cardtable.bots.outlook import CONTRACT_VALUE, contracts_left_value, outlook
+from cardtable.bots.outlook import contracts_left_value, forced_worth, outlook
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.rules import rules_action
 from cardtable.bots.search import evaluate, rules_policy
 from cardtable.engine.games.three_five_eight.rules import CONTRACTS, ThreeFiveEightState
 from cardtable.engine.registry import game_spec
-
-TRUMP_SUITS = [contract for contract in CONTRACTS if contract not in ("NT", "MT")]
-
-
-def forced_sum(contracts: list[str]) -> float:
-    return sum(CONTRACT_VALUE[c if c in ("NT", "MT") else "trump"] for c in contracts)
 
 
 def test_every_kind_of_set_has_a_value_and_none_left_is_worth_nothing() -> None:
@@ -38,14 +32,14 @@ def test_sets_that_differ_only_in_their_trump_suits_are_worth_the_same() -> None
 def test_one_contract_left_is_worth_what_it_scores_forced() -> None:
     """Two measurements of one thing: the set of one is the contract forced."""
     for contract in ("S", "NT", "MT"):
-        assert contracts_left_worth([contract]) == pytest.approx(forced_sum([contract]), abs=0.15)
+        assert contracts_left_worth([contract]) == pytest.approx(forced_worth([contract]), abs=0.15)
 
 
 def test_a_choice_among_several_is_worth_more_than_their_forced_values() -> None:
     for size in range(2, len(CONTRACTS) + 1):
         for start in range(len(CONTRACTS) - size + 1):
             left = list(CONTRACTS[start : start + size])
-            assert contracts_left_worth(left) > forced_sum(left), left
+            assert contracts_left_worth(left) > forced_worth(left), left
 
 
 def test_the_first_choice_spends_no_trump_sooner_than_the_forced_values_say() -> None:
@@ -55,7 +49,7 @@ def test_the_first_choice_spends_no_trump_sooner_than_the_forced_values_say() ->
     }
     assert after["NT"] - after["S"] > 0.3
     forced_after = {
-        chosen: forced_sum([c for c in CONTRACTS if c != chosen]) for chosen in CONTRACTS
+        chosen: forced_worth([c for c in CONTRACTS if c != chosen]) for chosen in CONTRACTS
     }
     assert forced_after["NT"] - forced_after["S"] < 0.3
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import doctest
 import random
 
 import pytest
 
+from cardtable.bots import outlook as outlook_module
 from cardtable.bots.outlook import (
     CONTRACT_VALUE,
     WIN_VALUE,
@@ -165,3 +167,8 @@ def test_a_searcher_that_weighs_worlds_and_plans_plays_whole_games_legally_and_r
         return moves
 
     assert play(7) == play(7)
+
+
+def test_the_docstring_examples_hold() -> None:
+    results = doctest.testmod(outlook_module)
+    assert results.attempted > 0 and results.failed == 0

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from cardtable.bots.contract_sets import contracts_left_worth
 from cardtable.engine.game import GameState
@@ -102,6 +102,15 @@ def contract_kind(contract: str) -> str:
     return contract if contract in (NO_TRUMP, MINIMUM_TRICKS) else "trump"
 
 
+def forced_worth(contracts: Iterable[str]) -> float:
+    """What ``contracts`` score together, each forced on a random hand (:data:`CONTRACT_VALUE`).
+
+    >>> round(forced_worth(["S", "MT"]), 2)
+    -2.11
+    """
+    return sum(CONTRACT_VALUE[contract_kind(contract)] for contract in contracts)
+
+
 def contracts_left_value(state: ThreeFiveEightState, seat: int, by_sets: bool = False) -> float:
     """The seat's contracts still to play against the others', each at its mean value, or
     with ``by_sets`` each seat's as a whole (:mod:`cardtable.bots.contract_sets`)."""
@@ -111,7 +120,7 @@ def contracts_left_value(state: ThreeFiveEightState, seat: int, by_sets: bool = 
         if by_sets:
             values.append(contracts_left_worth(left))
         else:
-            values.append(sum(CONTRACT_VALUE[contract_kind(contract)] for contract in left))
+            values.append(forced_worth(left))
     return advantage_over_others(values, seat)
 
 

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from cardtable.bots.contract_sets import SETS_FILE, set_key
-from cardtable.bots.outlook import CONTRACT_VALUE
+from cardtable.bots.outlook import forced_worth
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.rules import rules_action
 from cardtable.engine.games.three_five_eight.rules import (
@@ -86,8 +86,9 @@ def kind_size(key: str) -> int:
 
 
 def forced_sum(key: str) -> float:
+    """The forced values' sum for a set of the kind ``key`` names."""
     trumps, *others = key.split()
-    return int(trumps[1:]) * CONTRACT_VALUE["trump"] + sum(CONTRACT_VALUE[kind] for kind in others)
+    return forced_worth(["S"] * int(trumps[1:]) + others)
 
 
 def default_out() -> Path:
