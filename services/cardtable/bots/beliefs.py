@@ -41,6 +41,11 @@ deal.
 The decisions were made on fewer cards (Belote's first five, 3-5-8's first six); the values are
 sums over cards, so the expected value of the unseen subset is the whole hand's value scaled by
 the share of cards, which is what is used.
+
+Every term reads one seat's hand, so a world's likelihood is a sum of a term a seat, and a
+seat's term for a hand can be kept (:class:`HandReadings`): late in a deal the hands the worlds
+give a seat are few, and a search keeping them reads each hand's decisions once and, at each
+later move, only the plays made since.
 """
 
 from __future__ import annotations
@@ -95,27 +100,30 @@ PLAY_AGREEMENT: Mapping[str, float] = MappingProxyType({"whist": 0.8, "358": 0.8
 PLAYS_WEIGH = frozenset(PLAY_AGREEMENT)
 #: Work, in playout actions, of reading one of the others' plays on one candidate world.
 PLAY_READ_UNITS = 1.0
+#: With readings kept (:class:`HandReadings`), what a placement drawn costs, reading one
+#: seat's decisions but plays on a hand not read before (by game: a 3-5-8 contract weighs
+#: every card for six contracts, a Whist bid counts tricks once), and building the world kept,
+#: in playout actions, at or above what ``cardtable_tools.bench.draw_costs`` times them at.
+PLACEMENT_UNITS = 8
+HAND_READ_UNITS: Mapping[str, int] = MappingProxyType(
+    {"whist": 1, "358": 5, "belote": 1, "hearts": 2}
+)
+WORLD_BUILD_UNITS = 8
 
 
 def _log_sigmoid(x: float) -> float:
     return -math.log1p(math.exp(-x)) if x > -30 else x
 
 
-def whist_log_likelihood(
-    world: WhistState, observer: int, hands: Sequence[Sequence[Card]]
-) -> float:
-    """How well the world's hands explain the bids the other seats made."""
+def whist_log_likelihood(world: WhistState, seat: int, hand: Sequence[Card]) -> float:
+    """How well ``hand`` explains the bid ``seat`` made."""
+    bid = world.bids[seat]
+    if bid is None:
+        return 0.0
     slope, intercept = whist_rules.CALIBRATION[world.cards_each]
-    total = 0.0
-    for seat, bid in enumerate(world.bids):
-        if seat == observer or bid is None:
-            continue
-        estimate = slope * whist_rules.expected_tricks(
-            list(hands[seat]), world.trump, world.num_players
-        )
-        estimate += intercept
-        total -= (bid - estimate) ** 2 / (2 * BID_SPREAD**2)
-    return total
+    estimate = slope * whist_rules.expected_tricks(list(hand), world.trump, world.num_players)
+    estimate += intercept
+    return -((bid - estimate) ** 2) / (2 * BID_SPREAD**2)
 
 
 def subset_sum(values: Sequence[float], size: int) -> tuple[float, float]:
@@ -146,18 +154,15 @@ def _belote_margin(hand: Sequence[Card], suit: int, turned: Card, holds_turned: 
     return (value - belote_rules.TAKE_AT) / math.sqrt(TAKE_SCALE**2 + variance)
 
 
-def belote_log_likelihood(
-    world: BeloteState, observer: int, hands: Sequence[Sequence[Card]]
-) -> float:
-    """How well the world's hands explain who passed and who took or named the trump."""
+def belote_log_likelihood(world: BeloteState, seat: int, hand: Sequence[Card]) -> float:
+    """How well ``hand`` explains ``seat``'s passes and its taking or naming the trump."""
     turned = world.turned_card
     turned_suit = SUIT_OF[turned]
+    holds = world.taker == seat
     total = 0.0
-    for index, (seat, action) in enumerate(world.bids):
-        if seat == observer:
+    for index, (bidder, action) in enumerate(world.bids):
+        if bidder != seat:
             continue
-        hand = hands[seat]
-        holds = world.taker == seat
         if index < PLAYERS:
             margin = _belote_margin(hand, turned_suit, turned, holds)
             total += _log_sigmoid(margin if action.kind == TAKE_TRUMP else -margin)
@@ -174,13 +179,13 @@ def belote_log_likelihood(
 
 
 def three_five_eight_log_likelihood(
-    world: ThreeFiveEightState, observer: int, hands: Sequence[Sequence[Card]]
+    world: ThreeFiveEightState, seat: int, hand: Sequence[Card]
 ) -> float:
-    """How well the declarer's hand explains the contract it chose among those it had left."""
+    """How well the declarer's hand explains the contract it chose among those it had left
+    (0 for the other seats)."""
     declarer = world.declarer
-    if declarer == observer or not world.contract:
+    if declarer != seat or not world.contract:
         return 0.0
-    hand = hands[declarer]
     already = set(world.used[declarer]) - {world.contract}
     options = [contract for contract in CONTRACTS if contract not in already]
     readings = {}
@@ -198,19 +203,20 @@ def three_five_eight_log_likelihood(
 
 
 def hearts_log_likelihood(
-    world: HeartsState, observer: int, hands: Sequence[Sequence[Card]]
+    world: HeartsState, observer: int, seat: int, hand: Sequence[Card]
 ) -> float:
-    """How well the passer's hand explains the three cards it passed to the observer."""
+    """How well the passer's hand explains the three cards it passed to the observer (0 for
+    the other seats)."""
     passed = world.received[observer]
-    if not world.pass_offset or not passed:
+    players = world.num_players
+    if not world.pass_offset or not passed or seat != (observer - world.pass_offset) % players:
         return 0.0
-    passer = (observer - world.pass_offset) % len(hands)
     own_pass = world.passes[observer] or ()
     # Across, the passer's own three came from the observer: its hand before the pass is exact.
     came_from_observer = (
-        set(own_pass) if (passer - world.pass_offset) % len(hands) == observer else set()
+        set(own_pass) if (seat - world.pass_offset) % players == observer else set()
     )
-    before = [card for card in hands[passer] if card not in came_from_observer] + list(passed)
+    before = [card for card in hand if card not in came_from_observer] + list(passed)
     kept = [card for card in before if card not in passed]
     danger = {card: hearts_rules.danger(card, before) for card in before}
     return sum(
@@ -264,35 +270,68 @@ def plays_log_likelihood(
 
     ``hands`` are the cards each seat held when the deal's play began; each play is read on
     the hand left then, and only where its player had more than one legal card."""
-    left = [sorted(hand) for hand in hands]
+    by_seat = plays_by_seat(plays, observer)
+    return sum(
+        seat_plays_log_likelihood(world, sorted(hands[seat]), seat_plays, card_then)
+        for seat, seat_plays in by_seat.items()
+    )
+
+
+def plays_by_seat(plays: Sequence[Play], observer: int) -> dict[int, list[Play]]:
+    """The plays of each seat but ``observer``, in order, by seat (seats without plays left
+    out). Each seat's plays are read on its own hand only, so they weigh a world seat by
+    seat."""
+    by_seat: dict[int, list[Play]] = {}
+    for play in plays:
+        if play.seat != observer:
+            by_seat.setdefault(play.seat, []).append(play)
+    return by_seat
+
+
+def seat_plays_log_likelihood(
+    world: WhistState | ThreeFiveEightState | HeartsState,
+    hand: list[Card],
+    plays: Sequence[Play],
+    card_then: CardThen,
+) -> float:
+    """How well ``hand`` (sorted, the seat's cards before ``plays``; it loses the cards
+    played) explains one seat's ``plays``."""
     agreement = PLAY_AGREEMENT[world.spec.name]
     total = 0.0
     for play in plays:
-        hand = left[play.seat]
-        if play.seat != observer:
-            legal = world.playable_in(hand, play.trick, play.trick_number)
-            if len(legal) > 1 and play.card in legal:
-                tricks = world.tricks[: play.trick_number]
-                chosen = card_then(world, play.seat, hand, legal, play.trick, tricks)
-                total += play_log_chance(len(legal), chosen == play.card, agreement)
+        legal = world.playable_in(hand, play.trick, play.trick_number)
+        if len(legal) > 1 and play.card in legal:
+            tricks = world.tricks[: play.trick_number]
+            chosen = card_then(world, play.seat, hand, legal, play.trick, tricks)
+            total += play_log_chance(len(legal), chosen == play.card, agreement)
         if play.card in hand:
             hand.remove(play.card)
     return total
 
 
-def log_likelihood(world: GameState, observer: int, hands: Sequence[Sequence[Card]]) -> float:
-    """The log-likelihood of what ``observer`` saw the others decide (0: no evidence), were
-    ``hands`` the cards each seat held this deal. ``world`` is any state the observation
-    allows: only what everybody saw (bids, trump, contract ...) is read from it."""
+def seat_log_likelihood(world: GameState, observer: int, seat: int, hand: Sequence[Card]) -> float:
+    """The log-likelihood of what ``observer`` saw ``seat`` decide (0: no evidence), were
+    ``hand`` its cards this deal. ``world`` is any state the observation allows: only what
+    everybody saw (bids, trump, contract ...) is read from it."""
     if isinstance(world, WhistState):
-        return whist_log_likelihood(world, observer, hands)
+        return whist_log_likelihood(world, seat, hand)
     if isinstance(world, BeloteState):
-        return belote_log_likelihood(world, observer, hands)
+        return belote_log_likelihood(world, seat, hand)
     if isinstance(world, ThreeFiveEightState):
-        return three_five_eight_log_likelihood(world, observer, hands)
+        return three_five_eight_log_likelihood(world, seat, hand)
     if isinstance(world, HeartsState):
-        return hearts_log_likelihood(world, observer, hands)
+        return hearts_log_likelihood(world, observer, seat, hand)
     return 0.0
+
+
+def log_likelihood(world: GameState, observer: int, hands: Sequence[Sequence[Card]]) -> float:
+    """The log-likelihood of what ``observer`` saw the others decide, were ``hands`` the
+    cards each seat held this deal: a sum of a term a seat, each read on its own hand."""
+    return sum(
+        seat_log_likelihood(world, observer, seat, hand)
+        for seat, hand in enumerate(hands)
+        if seat != observer
+    )
 
 
 def deal_hands(
@@ -337,11 +376,113 @@ def cards_played_by_seat(observation: Mapping[str, Any], direction: int) -> list
     return played_by_seat(deal_plays(observation, direction), int(observation["players"]))
 
 
+class HandReadings:
+    """What each other seat's decisions this deal (bids, contract, pass, plays) say of the
+    hands the worlds give it, kept from world to world and from move to move of a seat's deal.
+
+    Late in a deal a world's weight re-reads every play the others made, while the hands the
+    worlds can give a seat are few (its cards left are few): most are hands read before, on
+    another world or at an earlier move. Kept, a hand's bid is read once and its plays once
+    each, and a later move reads on it only the plays made since. Nothing is approximated: a
+    hand's reading is a function of the hand, the public decisions (bids, trump, contract,
+    which :meth:`start` is told) and the plays.
+
+    >>> readings = HandReadings()
+    >>> readings.start("deal 1", [])
+    >>> readings.known
+    0
+    """
+
+    def __init__(self) -> None:
+        self._context: object = None
+        self._plays: tuple[Play, ...] = ()
+        #: By seat and hand (a bit a card: plain ints, which the garbage collector need not
+        #: walk, however many hands a deal reads): the reading of its decisions but plays, the
+        #: plays read on it and their log-likelihood.
+        self._by_hand: dict[tuple[int, int], tuple[float, int, float]] = {}
+
+    @property
+    def known(self) -> int:
+        """Hands with a reading kept."""
+        return len(self._by_hand)
+
+    def start(self, context: object, plays: Sequence[Play]) -> None:
+        """Begin a move in the deal ``context`` names (with its public decisions) after
+        ``plays``: the readings kept stand while the context is the same and the plays go on
+        from those read; otherwise (a new deal, a new bid) they are dropped."""
+        plays = tuple(plays)
+        if context != self._context or plays[: len(self._plays)] != self._plays:
+            self._by_hand.clear()
+            self._context = context
+        self._plays = plays
+
+    def read(
+        self,
+        world: GameState,
+        observer: int,
+        seat: int,
+        hand: Sequence[Card],
+        plays: Sequence[Play],
+        card_then: CardThen | None,
+    ) -> tuple[float, bool, int]:
+        """The log-likelihood of ``seat``'s decisions were ``hand`` its cards this deal
+        (``plays``: all it played this deal, read with ``card_then`` if given); whether the
+        decisions but plays were read now (not kept from before), and how many plays."""
+        if card_then is None:
+            plays = ()
+        key = (seat, sum(1 << card for card in hand))
+        kept = self._by_hand.get(key)
+        if kept is None:
+            decided, done, played = seat_log_likelihood(world, observer, seat, hand), 0, 0.0
+        else:
+            decided, done, played = kept
+        if card_then is not None and done < len(plays):
+            assert isinstance(world, WhistState | ThreeFiveEightState | HeartsState)
+            left = sorted(hand)
+            for play in plays[:done]:
+                if play.card in left:
+                    left.remove(play.card)
+            played += seat_plays_log_likelihood(world, left, plays[done:], card_then)
+        if kept is None or done < len(plays):
+            self._by_hand[key] = (decided, len(plays), played)
+        return decided + played, kept is None, max(len(plays) - done, 0)
+
+
+#: What a hand's reading depends on besides the hand and the plays (the game, the deal and its
+#: public decisions), as an observation names it: readings kept stand while these stay the same.
+READING_CONTEXT = (
+    "game",
+    "options",
+    "deal_number",
+    "deal_scores",
+    "dealer",
+    "cards_each",
+    "turned_up",
+    "turned_card",
+    "trump",
+    "bids",
+    "taker",
+    "contract",
+    "declarer",
+    "used_contracts",
+    "received",
+    "passed",
+)
+
+
+def reading_context(observation: Mapping[str, Any]) -> str:
+    """What names the deal and its public decisions for :meth:`HandReadings.start`."""
+    return repr([observation.get(key) for key in READING_CONTEXT])
+
+
 class WorldSampler:
     """Draws worlds for one move: uniformly, or weighted by :func:`log_likelihood`.
 
     Weighing reads hands, not states: the candidates are placements, scored against one
     state built for what everybody saw, and only the one kept is built into a state.
+    ``readings``, kept by the seat from move to move of a deal, spare re-reading the others'
+    plays on hands read before (:class:`HandReadings`). :attr:`work` counts what the draws
+    cost, in playout actions.
     """
 
     def __init__(
@@ -353,6 +494,7 @@ class WorldSampler:
         weigh: bool,
         candidates: int = CANDIDATES_PER_WORLD,
         importance: bool = False,
+        readings: HandReadings | None = None,
     ) -> None:
         self.observation = observation
         self.candidates = candidates
@@ -370,6 +512,14 @@ class WorldSampler:
         self._builder = WorldBuilder(observation, hidden)
         self._public: GameState | None = None
         self._card_then: CardThen | None = None
+        self._seat_plays: dict[int, list[Play]] = {}
+        # Only plays are read again from move to move: where none weigh, nothing is kept.
+        self.readings = readings if self.weigh and self.plays else None
+        if self.readings is not None:
+            self.readings.start(reading_context(observation), self.plays)
+        self._hand_read_units = HAND_READ_UNITS.get(str(observation.get("game")), 0)
+        #: Work the draws have cost so far, in playout actions.
+        self.work = 0
 
     @property
     def draws_per_world(self) -> int:
@@ -378,8 +528,8 @@ class WorldSampler:
 
     @property
     def work_per_world(self) -> int:
-        """What a world costs the search, in playout actions: its draws, and reading the
-        others' plays on each one."""
+        """What a world costs the search at most, in playout actions: its draws, and reading
+        every play of the others on each one (readings kept make it less)."""
         if not self.weigh:
             return WORLD_DRAW_UNITS
         reads = PLAY_READ_UNITS * self._others_plays
@@ -389,12 +539,13 @@ class WorldSampler:
         """A world drawn uniformly, or kept among ``candidates`` in proportion to their
         likelihood."""
         if not self.weigh:
+            self.work += WORLD_DRAW_UNITS
             return self._world(self.draw_placement(self.hidden, rng))
         candidates = [self.draw_placement(self.hidden, rng) for _ in range(self.candidates)]
         logs = [self._log_likelihood(placement) for placement in candidates]
         top = max(logs)
         weights = [math.exp(value - top) for value in logs]
-        return self._world(rng.choices(candidates, weights)[0])
+        return self._built(rng.choices(candidates, weights)[0])
 
     def draw_weighed(self, rng: random.Random) -> tuple[GameState, float]:
         """A world and the log of its weight: with ``importance``, one world drawn uniformly
@@ -404,19 +555,54 @@ class WorldSampler:
         if not self.importance:
             return self.draw(rng), 0.0
         placement = self.draw_placement(self.hidden, rng)
-        return self._world(placement), self._log_likelihood(placement)
+        log = self._log_likelihood(placement)
+        return self._built(placement), log
 
     def _log_likelihood(self, placement: list[list[Card]]) -> float:
+        """The placement's log-likelihood; charges its draw and the plays it read."""
         if self._public is None:
             self._public = self._world(placement)
             self._card_then = card_then_for(self._public) if self.plays else None
-        public = self._public
+            self._seat_plays = plays_by_seat(self.plays, self.observer)
         hands = deal_hands(self.hidden, placement, self.played)
+        if self.readings is not None:
+            return self._kept_log_likelihood(hands)
+        public = self._public
         total = log_likelihood(public, self.observer, hands)
+        reads = 0
         if self._card_then is not None:
             assert isinstance(public, WhistState | ThreeFiveEightState | HeartsState)
-            total += plays_log_likelihood(public, self.observer, hands, self.plays, self._card_then)
+            for seat, plays in self._seat_plays.items():
+                total += seat_plays_log_likelihood(
+                    public, sorted(hands[seat]), plays, self._card_then
+                )
+                reads += len(plays)
+        self.work += round(WORLD_DRAW_UNITS + PLAY_READ_UNITS * reads)
         return total
+
+    def _kept_log_likelihood(self, hands: list[list[Card]]) -> float:
+        """The log-likelihood of the others' ``hands`` by the readings kept; charges the
+        placement's draw, the hands read now and the plays read on them."""
+        assert self.readings is not None and self._public is not None
+        total, units = 0.0, float(PLACEMENT_UNITS)
+        for seat, hand in enumerate(hands):
+            if seat == self.observer:
+                continue
+            plays = self._seat_plays.get(seat, [])
+            reading, fresh, reads = self.readings.read(
+                self._public, self.observer, seat, hand, plays, self._card_then
+            )
+            total += reading
+            units += self._hand_read_units * fresh + PLAY_READ_UNITS * reads
+        self.work += round(units)
+        return total
+
+    def _built(self, placement: list[list[Card]]) -> GameState:
+        """The world of a placement drawn and weighed: with readings kept, building it is
+        charged apart (the draw of a placement and its reading cost less than building it)."""
+        if self.readings is not None:
+            self.work += WORLD_BUILD_UNITS
+        return self._world(placement)
 
     def _world(self, placement: list[list[Card]]) -> GameState:
         return self._builder.build(placement)

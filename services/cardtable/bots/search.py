@@ -17,7 +17,7 @@ It is given the observation only, never the real state, so it cannot look at hid
 
 The budget is counted in work, not in time. ``budget_ms`` is converted once into *work units*
 (:data:`WORK_UNITS_PER_MS`): one unit is one action applied in a playout, and drawing a world
-costs what :attr:`~cardtable.bots.beliefs.WorldSampler.work_per_world` says. The search stops
+costs what :attr:`~cardtable.bots.beliefs.WorldSampler.work` counts. The search stops
 after the first world that brings its work to the budget. A wall-clock budget would make the
 strength depend on the machine's load: on a busy host the same ``budget_ms`` would draw fewer
 worlds, so the player would get weaker exactly when the service is under pressure, and no two
@@ -42,7 +42,7 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from cardtable.bots.beliefs import CANDIDATES_PER_WORLD, WorldSampler
+from cardtable.bots.beliefs import CANDIDATES_PER_WORLD, HandReadings, WorldSampler
 from cardtable.bots.budget import WorkBank
 from cardtable.bots.card_plays import chooses_a_card, one_of_each_kind
 from cardtable.bots.determinize import sample_placement
@@ -199,6 +199,7 @@ class SearchStrategy:
         set_alternatives: bool | Collection[str] = False,
         cut_tricks: int = 0,
         contract_sets: bool = False,
+        keep_readings: bool | Collection[str] = False,
     ) -> None:
         for name in (playout, contract_playout or playout):
             if name not in PLAYOUT_POLICIES:
@@ -291,6 +292,13 @@ class SearchStrategy:
         #: Below 1 it flattens the weights, trading part of what they say for more worlds that
         #: count: the likelihood models the others as the rule-based player, which they are not.
         self.importance_power = float(importance_power)
+        #: With ``weigh_worlds``, keep what the others' decisions and plays said of each hand
+        #: the worlds gave them, from world to world and move to move of a deal
+        #: (:class:`~cardtable.bots.beliefs.HandReadings`), in every game or in those named: a
+        #: world then costs its draw and what was not read on its hands before, and the work
+        #: that leaves buys more worlds. The worlds are those reading afresh would draw.
+        self.keep_readings = keep_readings
+        self._readings: dict[int, HandReadings] = {}
         self.bank = WorkBank(self.work_budget) if adaptive and worlds is None else None
         #: Deals drawn for the last move and the work units they cost, for benchmarks and logs.
         self.last_worlds = 0
@@ -321,8 +329,10 @@ class SearchStrategy:
             weighs,
             self.candidates_per_world(game),
             importance=in_game(self.importance, game),
+            readings=self._readings.setdefault(seat, HandReadings())
+            if in_game(self.keep_readings, game)
+            else None,
         )
-        draw_units = sampler.work_per_world
         world, log_weight = sampler.draw_weighed(rng)
         candidates = actions if actions else self._set_candidates(world, seat, rng, game)
         if len(candidates) == 1:
@@ -336,10 +346,10 @@ class SearchStrategy:
             candidates = one_of_each_kind(world, seat, candidates)
             if len(candidates) == 1:
                 # A choice among cards that are one: a decision that was clear, so it banks.
-                self.last_worlds, self.last_work = 0, draw_units
-                self.last_world_work = draw_units
+                self.last_worlds, self.last_work = 0, sampler.work
+                self.last_world_work = sampler.work
                 if self.bank:
-                    self.bank.settle(seat, draw_units)
+                    self.bank.settle(seat, sampler.work)
                 return format_action(candidates[0])
         plans = in_game(self.plan_game, game)
         cut_tricks = self.cut_tricks if card_play else 0
@@ -349,7 +359,7 @@ class SearchStrategy:
         values: list[list[float]] = [[] for _ in candidates]
         weights = WorldWeights(self.importance_power) if sampler.importance else None
         alive = list(range(len(candidates)))
-        drawn, work = 0, draw_units
+        drawn, playout_work = 0, 0
         while True:
             for index in alive:
                 advantage, applied = evaluate(
@@ -364,23 +374,23 @@ class SearchStrategy:
                     self.contract_sets,
                 )
                 values[index].append(advantage)
-                work += applied
+                playout_work += applied
             if weights is not None:
                 weights.add(log_weight)
             drawn += 1
             if self.worlds is not None:
                 if drawn >= self.worlds:
                     break
-            elif work >= allowance:
+            elif playout_work + sampler.work >= allowance:
                 break
             if races:
                 alive = still_in_race(alive, values, weights=weights)
                 if len(alive) == 1:
                     break
             world, log_weight = sampler.draw_weighed(rng)
-            work += draw_units
+        work = playout_work + sampler.work
         self.last_worlds, self.last_work = drawn, work
-        self.last_world_work = drawn * draw_units
+        self.last_world_work = sampler.work
         if self.bank:
             self.bank.settle(seat, work)
         chosen = leader(alive, values, weights)
