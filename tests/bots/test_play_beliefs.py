@@ -125,11 +125,13 @@ def test_reading_the_plays_costs_the_search_its_work() -> None:
     sampler = WorldSampler(view, hidden_cards(view), sample_placement, 1, weigh=True)
     others = sum(1 for play in sampler.plays if play.seat != observer)
     assert others >= 2
-    assert sampler.work_per_world == round(
+    sampler.draw(random.Random(1))
+    assert sampler.work == round(
         CANDIDATES_PER_WORLD * (WORLD_DRAW_UNITS + PLAY_READ_UNITS * others)
     )
     unweighed = WorldSampler(view, hidden_cards(view), sample_placement, 1, weigh=False)
-    assert unweighed.work_per_world == WORLD_DRAW_UNITS
+    unweighed.draw(random.Random(1))
+    assert unweighed.work == WORLD_DRAW_UNITS
 
 
 def test_plays_weigh_no_world_where_the_rules_read_the_whole_state() -> None:

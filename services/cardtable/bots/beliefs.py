@@ -508,7 +508,6 @@ class WorldSampler:
         self.importance = importance and self.weigh
         self.played = played_by_seat(plays, int(observation["players"]))
         self.plays = plays if observation.get("game") in PLAYS_WEIGH else []
-        self._others_plays = sum(1 for play in self.plays if play.seat != self.observer)
         self._builder = WorldBuilder(observation, hidden)
         self._public: GameState | None = None
         self._card_then: CardThen | None = None
@@ -525,15 +524,6 @@ class WorldSampler:
     def draws_per_world(self) -> int:
         """Placements drawn and weighed for each world kept."""
         return 1 if self.importance or not self.weigh else self.candidates
-
-    @property
-    def work_per_world(self) -> int:
-        """What a world costs the search at most, in playout actions: its draws, and reading
-        every play of the others on each one (readings kept make it less)."""
-        if not self.weigh:
-            return WORLD_DRAW_UNITS
-        reads = PLAY_READ_UNITS * self._others_plays
-        return round(self.draws_per_world * (WORLD_DRAW_UNITS + reads))
 
     def draw(self, rng: random.Random) -> GameState:
         """A world drawn uniformly, or kept among ``candidates`` in proportion to their
