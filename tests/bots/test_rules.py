@@ -13,7 +13,12 @@ from cardtable.bots.rules import keen_action, rules_action, set_alternatives
 from cardtable.bots.rules.belote import TAKE_AT, hand_value
 from cardtable.bots.rules.hearts import card_then as hearts_card_then
 from cardtable.bots.rules.hearts import pass_alternatives
-from cardtable.bots.rules.three_five_eight import FITNESS_SCALE, measure_fitness_scale
+from cardtable.bots.rules.three_five_eight import (
+    CARD_FITNESS,
+    FITNESS_SCALE,
+    contract_fitness,
+    measure_fitness_scale,
+)
 from cardtable.bots.rules.whist import (
     CALIBRATION,
     act_pushing,
@@ -21,7 +26,7 @@ from cardtable.bots.rules.whist import (
     measure_calibration,
 )
 from cardtable.bots.search import PLAYOUT_POLICIES
-from cardtable.engine.actions import format_action, parse_action
+from cardtable.engine.actions import PLAY_CARD, format_action, parse_action
 from cardtable.engine.cards import (
     FULL_DECK,
     SPADES,
@@ -501,3 +506,33 @@ def test_only_hearts_passes_have_alternatives() -> None:
     assert set_alternatives(whist_game(4), 0) == []
     playing = hearts_play({0: "QS 3S 4S 2C 3C 4C 5C 6C 2D 3D AH KH 7H"})
     assert set_alternatives(playing, playing.to_act()[0]) == []  # past the pass
+
+
+@pytest.mark.parametrize(("game", "players"), [("whist", 4), ("358", 3), ("belote", 4)])
+def test_playable_is_the_legal_cards_of_the_seat_to_play(game: str, players: int) -> None:
+    """The rule-based player reads its cards through ``playable`` (no actions built), so it
+    must give exactly the cards of the legal plays, and nothing to a seat not to act."""
+    plays = 0
+    for state in random_positions(game, players, {}, seed=3, count=150):
+        acting = state.to_act()
+        if not acting:
+            continue
+        seat = acting[0]
+        assert state.playable((seat + 1) % players) == []
+        legal = state.legal_actions(seat)
+        expected = [action.card for action in legal if action.kind == PLAY_CARD]
+        assert state.playable(seat) == expected
+        plays += bool(expected)
+    assert plays > 50
+
+
+def test_card_fitness_sums_to_a_hands_contract_fitness() -> None:
+    """Reading a declarer's contract adds one card's fitness at a time, so the table must add
+    up to the fitness the rule-based declarer chose by."""
+    rng = random.Random(4)
+    for _ in range(200):
+        cards = rng.sample(range(52), 6)
+        for contract, table in CARD_FITNESS.items():
+            assert sum(table[card] for card in cards) == pytest.approx(
+                contract_fitness(cards, contract)
+            )

@@ -190,7 +190,8 @@ def three_five_eight_log_likelihood(
     options = [contract for contract in CONTRACTS if contract not in already]
     readings = {}
     for contract in options:
-        values = [three_five_eight_rules.contract_fitness([card], contract) for card in hand]
+        fitness = three_five_eight_rules.CARD_FITNESS[contract]
+        values = [fitness[card] for card in hand]
         mean, variance = subset_sum(values, FIRST_CARDS)
         scale_mean, scale_spread = three_five_eight_rules.fitness_scale(contract)
         readings[contract] = ((mean - scale_mean) / scale_spread, variance / scale_spread**2)

@@ -64,17 +64,23 @@ def set_alternatives(state: GameState, seat: int) -> list[Action]:
     return []
 
 
+#: The keen player by the exact type of its state (3-5-8 has no habits of its own).
+KEEN_ACTS: dict[type[GameState], Callable[[Any, int], Action]] = {
+    **ACTS,
+    HeartsState: hearts.act_keen,
+    BeloteState: belote.act_keen,
+    WhistState: whist.act_keen,
+}
+
+
 def keen_action(state: GameState, seat: int) -> Action:
     """:func:`rules_action` with the habits of :func:`cardtable.bots.rules.hearts.act_keen`
     in Hearts, :func:`cardtable.bots.rules.belote.act_keen` in Belote and
     :func:`cardtable.bots.rules.whist.act_keen` in Whist."""
-    if type(state) is HeartsState:
-        return hearts.act_keen(state, seat)
-    if type(state) is BeloteState:
-        return belote.act_keen(state, seat)
-    if type(state) is WhistState:
-        return whist.act_keen(state, seat)
-    return rules_action(state, seat)
+    act = KEEN_ACTS.get(type(state))
+    if act is None:
+        return rules_action(state, seat)
+    return act(state, seat)
 
 
 def pushing_action(state: GameState, seat: int) -> Action:

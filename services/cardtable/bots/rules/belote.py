@@ -62,7 +62,7 @@ def choose_bid(state: BeloteState, seat: int) -> Action:
 
 
 def choose_play(state: BeloteState, seat: int, keen: bool = False) -> Action:
-    legal = [action.card for action in state.legal_actions(seat)]
+    legal = state.playable(seat)
     if len(legal) == 1:
         return PLAY[legal[0]]
     trump = state.trump

@@ -99,26 +99,34 @@ def play_for_tricks(
     """
     if len(legal) == 1:
         return legal[0]
+    # Playouts call this for nearly every card, so the look-up rows are bound once here.
+    strengths = STRENGTHS[trump + 1].__getitem__
     if not trick:
         known = played_cards(tricks, hand)
+        superset = known.issuperset
         if want:
-            masters = [card for card in legal if is_master(card, known)]
+            masters = [card for card in legal if superset(ABOVE[card])]
             plain = [card for card in masters if SUIT_OF[card] != trump]
             if plain or masters:
-                return highest(plain or masters, trump)
-            return lowest(legal, trump)
-        safe = [card for card in legal if not is_master(card, known)]
-        return lowest(safe or legal, trump)
-    best = best_card(trick, trump)
-    winners = [card for card in legal if beats(card, best, trump)]
+                return max(plain or masters, key=strengths)
+            return min(legal, key=strengths)
+        safe = [card for card in legal if not superset(ABOVE[card])]
+        return min(safe or legal, key=strengths)
+    beat = BEATS[trump + 1]
+    best = trick[0]
+    for card in trick[1:]:
+        if beat[best * 52 + card]:
+            best = card
+    base = best * 52
+    winners = [card for card in legal if beat[base + card]]
     last = len(trick) == players - 1
     if want:
         if not winners:
-            return lowest(legal, trump)
+            return min(legal, key=strengths)
         if last or SUIT_OF[winners[0]] != SUIT_OF[trick[0]]:
-            return lowest(winners, trump)
-        return highest(winners, trump)
-    losers = [card for card in legal if not beats(card, best, trump)]
+            return min(winners, key=strengths)
+        return max(winners, key=strengths)
+    losers = [card for card in legal if not beat[base + card]]
     if losers:
         return max(losers, key=lambda card: (RANK_OF[card], SUIT_OF[card] == trump))
-    return highest(winners, trump) if last else lowest(winners, trump)
+    return max(winners, key=strengths) if last else min(winners, key=strengths)

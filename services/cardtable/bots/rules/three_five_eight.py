@@ -17,6 +17,7 @@ from cardtable.engine.cards import ACE, FULL_DECK, KING, QUEEN, RANK_OF, SUIT_OF
 from cardtable.engine.games.three_five_eight.rules import (
     CONTRACT_ACTIONS,
     CONTRACT_PHASE,
+    CONTRACTS,
     DISCARD_PHASE,
     EXCHANGE_PHASE,
     FIRST_CARDS,
@@ -52,6 +53,14 @@ def contract_fitness(cards: list[Card], contract: str) -> float:
         else:
             score += honours.get(RANK_OF[card], 0.0) * 0.8
     return score
+
+
+#: ``CARD_FITNESS[contract][card]``: one card's :func:`contract_fitness`, which is a sum over
+#: the cards; reading a declarer's contract on a sampled hand weighs every card for six of them.
+CARD_FITNESS: dict[str, tuple[float, ...]] = {
+    contract: tuple(contract_fitness([card], contract) for card in range(len(FULL_DECK)))
+    for contract in CONTRACTS
+}
 
 
 def measure_fitness_scale(hands: int, rng: random.Random) -> dict[str, tuple[float, float]]:
@@ -155,7 +164,7 @@ def discard_alternatives(state: ThreeFiveEightState, seat: int) -> list[Action]:
 
 def choose_play(state: ThreeFiveEightState, seat: int) -> Action:
     hand = state.hands[seat]
-    legal = [action.card for action in state.legal_actions(seat)]
+    legal = state.playable(seat)
     return PLAY[card_then(state, seat, hand, legal, state.trick, state.tricks)]
 
 

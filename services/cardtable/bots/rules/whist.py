@@ -111,7 +111,7 @@ def choose_bid(state: WhistState, seat: int) -> Action:
 
 def choose_play(state: WhistState, seat: int) -> Action:
     hand = state.hands[seat]
-    legal = [action.card for action in state.legal_actions(seat)]
+    legal = state.playable(seat)
     won = state.tricks_won[seat]
     return PLAY[_card(state, seat, hand, legal, state.trick, state.tricks, won)]
 
@@ -165,7 +165,7 @@ def act_keen(state: WhistState, seat: int) -> Action:
     beaten, the one with the most higher cards of its suit still out, not simply its lowest."""
     if state.phase == BID_PHASE:
         return choose_bid(state, seat)
-    return PLAY[keen_card(state, seat, [action.card for action in state.legal_actions(seat)])]
+    return PLAY[keen_card(state, seat, state.playable(seat))]
 
 
 def keen_card(state: WhistState, seat: int, legal: Sequence[Card]) -> Card:
@@ -202,7 +202,7 @@ def act_pushing(state: WhistState, seat: int) -> Action:
     playouts on a sampled world only, never a player's choice."""
     if state.phase == BID_PHASE:
         return choose_bid(state, seat)
-    legal = [action.card for action in state.legal_actions(seat)]
+    legal = state.playable(seat)
     if len(legal) > 1:
         if not state.trick:
             card = forcing_lead(state, seat, legal)

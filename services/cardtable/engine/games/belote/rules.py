@@ -375,6 +375,14 @@ class BeloteState(GameState):
             return list(NAME_BIDS[SUIT_OF[self.turned_card]])
         return []
 
+    def playable(self, seat: int) -> list[Card]:
+        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
+        player, which asks once per playout action. The list may be the hand itself: read it,
+        do not change it."""
+        if self._phase != PLAY_PHASE or seat != self.player:
+            return []
+        return self._playable(self.hands[seat])
+
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout).
 

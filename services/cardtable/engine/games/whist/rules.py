@@ -265,6 +265,14 @@ class WhistState(GameState):
         forbidden = self.cards_each - sum(bid for bid in self.bids if bid is not None)
         return forbidden if forbidden >= 0 else None
 
+    def playable(self, seat: int) -> list[Card]:
+        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
+        player, which asks once per playout action. The list may be the hand itself: read it,
+        do not change it."""
+        if self._phase != PLAY_PHASE or seat != self.player:
+            return []
+        return self._playable(self.hands[seat])
+
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
         return self.playable_in(hand, self.trick)
