@@ -102,11 +102,11 @@ PLAYS_WEIGH = frozenset(PLAY_AGREEMENT)
 PLAY_READ_UNITS = 1.0
 #: With readings kept (:class:`HandReadings`), what a placement drawn costs, reading one
 #: seat's decisions but plays on a hand not read before (by game: a 3-5-8 contract weighs
-#: every card for six contracts, a Whist bid counts tricks once), and building the world kept,
+#: each card for six contracts, a Whist bid counts tricks once), and building the world kept,
 #: in playout actions, at or above what ``cardtable_tools.bench.draw_costs`` times them at.
 PLACEMENT_UNITS = 8
 HAND_READ_UNITS: Mapping[str, int] = MappingProxyType(
-    {"whist": 1, "358": 5, "belote": 1, "hearts": 2}
+    {"whist": 1, "358": 2, "belote": 1, "hearts": 2}
 )
 WORLD_BUILD_UNITS = 8
 

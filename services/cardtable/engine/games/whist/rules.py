@@ -88,6 +88,11 @@ NO_TRUMP = -1
 
 #: ``SEATS[seat]`` is the one-seat tuple ``to_act`` returns, built once instead of per call.
 SEATS: tuple[tuple[int, ...], ...] = tuple((seat,) for seat in range(MAX_PLAYERS))
+#: Every possible ``CardPlayed`` fact, built once: facts are immutable, and playouts make one
+#: for every card.
+_CARD_PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
+    tuple(CardPlayed(seat, card) for card in range(52)) for seat in range(MAX_PLAYERS)
+)
 
 
 def deal_sizes(players: int) -> tuple[int, ...]:
@@ -358,7 +363,7 @@ class WhistState(GameState):
         self.hands[seat].remove(card)
         trick = self.trick
         trick.append(card)
-        played = CardPlayed(seat, card)
+        played = _CARD_PLAYED[seat][card]
         players = self.num_players
         if len(trick) < players:
             self.player = (seat + 1) % players
