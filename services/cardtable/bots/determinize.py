@@ -54,14 +54,18 @@ def _proportional_draw(
 ) -> list[list[Card]] | None:
     room = list(hidden.counts)
     placement: list[list[Card]] = [[] for _ in hidden.places]
+    randrange = rng.randrange
     for card in cards:
-        options = [place for place in allowed[card] if room[place] > 0]
+        options = [place for place in allowed[card] if room[place]]
         if not options:
             return None
         if len(options) == 1:
             place = options[0]
         else:
-            pick = rng.randrange(sum(room[place] for place in options))
+            total = 0
+            for place in options:
+                total += room[place]
+            pick = randrange(total)
             for place in options:
                 pick -= room[place]
                 if pick < 0:
