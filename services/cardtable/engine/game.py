@@ -24,6 +24,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar, Self
 
 from cardtable.engine.actions import Action, format_action
@@ -371,6 +372,29 @@ class GameState(ABC):
         """Read the places a seat may not see from a snapshot's game fields, as the game's
         loader reads them; ``False`` for a game that does not say which they are."""
         return False
+
+
+class TrickGameState(GameState):
+    """A game whose play phase adds one card at a time to tricks (all four games here): the
+    cards a seat may play, asked once per action by the rule-based players and so by every
+    playout of the search."""
+
+    #: The game's own phase member for playing cards to tricks.
+    play_phase: ClassVar[StrEnum]
+    hands: list[list[Card]]
+    player: int
+    _phase: StrEnum
+
+    @abstractmethod
+    def _playable(self, hand: list[Card]) -> list[Card]:
+        """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
+
+    def playable(self, seat: int) -> list[Card]:
+        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, without building
+        the actions. The list may be the hand itself: read it, do not change it."""
+        if self._phase != self.play_phase or seat != self.player:
+            return []
+        return self._playable(self.hands[seat])
 
 
 def trick_json(

@@ -92,7 +92,7 @@ from cardtable.engine.facts import (
 )
 from cardtable.engine.game import (
     GameSpec,
-    GameState,
+    TrickGameState,
     trick_json,
     tricks_json,
 )
@@ -277,8 +277,11 @@ def team_scores(
     return (scores[0], scores[1]), made
 
 
-class BeloteState(GameState):
+class BeloteState(TrickGameState):
     """A game of Belote in progress."""
+
+    play_phase = PLAY_PHASE
+    _phase: Phase
 
     def __init__(self, num_players: int, options: BeloteOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
@@ -374,14 +377,6 @@ class BeloteState(GameState):
                 return list(TAKE_BIDS)
             return list(NAME_BIDS[SUIT_OF[self.turned_card]])
         return []
-
-    def playable(self, seat: int) -> list[Card]:
-        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
-        player, which asks once per playout action. The list may be the hand itself: read it,
-        do not change it."""
-        if self._phase != PLAY_PHASE or seat != self.player:
-            return []
-        return self._playable(self.hands[seat])
 
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout).

@@ -51,7 +51,7 @@ from cardtable.engine.facts import (
 from cardtable.engine.game import (
     CardSetChoice,
     GameSpec,
-    GameState,
+    TrickGameState,
     trick_json,
     tricks_json,
 )
@@ -168,8 +168,11 @@ def playable_cards(
     return hand
 
 
-class HeartsState(GameState):
+class HeartsState(TrickGameState):
     """A game of Hearts in progress."""
+
+    play_phase = PLAY_PHASE
+    _phase: Phase
 
     def __init__(self, num_players: int, options: HeartsOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
@@ -236,13 +239,6 @@ class HeartsState(GameState):
         if self._phase == PASS_PHASE and self.passes[seat] is None:
             return self._legal_passes(self.hands[seat])
         return []
-
-    def playable(self, seat: int) -> list[Card]:
-        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
-        player, which asks once per playout action."""
-        if self._phase != PLAY_PHASE or seat != self.player:
-            return []
-        return self._playable(self.hands[seat])
 
     def card_set_choice(self, seat: int) -> CardSetChoice | None:
         if self._phase == PASS_PHASE and self.passes[seat] is None:

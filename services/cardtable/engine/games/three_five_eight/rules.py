@@ -68,7 +68,7 @@ from cardtable.engine.facts import (
 from cardtable.engine.game import (
     CardSetChoice,
     GameSpec,
-    GameState,
+    TrickGameState,
     trick_json,
     tricks_json,
 )
@@ -217,8 +217,11 @@ def _suit_bounds(hand: list[Card], suit: int) -> tuple[int, int]:
     return bisect_left(hand, suit * 13), bisect_left(hand, suit * 13 + 13)
 
 
-class ThreeFiveEightState(GameState):
+class ThreeFiveEightState(TrickGameState):
     """A game of 3-5-8 in progress."""
+
+    play_phase = PLAY_PHASE
+    _phase: Phase
 
     def __init__(self, num_players: int, options: ThreeFiveEightOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
@@ -319,14 +322,6 @@ class ThreeFiveEightState(GameState):
         if self._phase == DISCARD_PHASE and seat == self.player:
             return CardSetChoice(tuple(self.hands[seat]), TALON_SIZE, discard)
         return None
-
-    def playable(self, seat: int) -> list[Card]:
-        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
-        player, which asks once per playout action. The list may be the hand itself: read it,
-        do not change it."""
-        if self._phase != PLAY_PHASE or seat != self.player:
-            return []
-        return self._playable(self.hands[seat])
 
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""

@@ -51,7 +51,7 @@ from cardtable.engine.facts import (
 )
 from cardtable.engine.game import (
     GameSpec,
-    GameState,
+    TrickGameState,
     trick_json,
     tricks_json,
 )
@@ -175,8 +175,11 @@ class StreakBonus(NamedTuple):
     audience: tuple[int, ...] | None = None
 
 
-class WhistState(GameState):
+class WhistState(TrickGameState):
     """A game of Whist in progress."""
+
+    play_phase = PLAY_PHASE
+    _phase: Phase
 
     def __init__(self, num_players: int, options: WhistOptions, first_dealer: int) -> None:
         super().__init__(num_players, options, first_dealer)
@@ -269,14 +272,6 @@ class WhistState(GameState):
             return None
         forbidden = self.cards_each - sum(bid for bid in self.bids if bid is not None)
         return forbidden if forbidden >= 0 else None
-
-    def playable(self, seat: int) -> list[Card]:
-        """The cards ``seat`` may play now: :meth:`legal_actions` as cards, for the rule-based
-        player, which asks once per playout action. The list may be the hand itself: read it,
-        do not change it."""
-        if self._phase != PLAY_PHASE or seat != self.player:
-            return []
-        return self._playable(self.hands[seat])
 
     def _playable(self, hand: list[Card]) -> list[Card]:
         """The cards of ``hand`` the player to act may play (the hot path of every playout)."""
