@@ -24,10 +24,6 @@ STRENGTHS: tuple[tuple[int, ...], ...] = tuple(
 )
 
 
-def strength(card: Card, trump: int) -> int:
-    return STRENGTHS[trump + 1][card]
-
-
 #: ``BEATS[trump + 1][best * 52 + card]``: whether ``card`` played now takes the trick from
 #: ``best``, the card winning it. Drawn once from the engine's own trick rule (as if ``best``
 #: had led, which gives the same answer: only its suit or a trump can beat it), so the rule
@@ -36,15 +32,6 @@ BEATS: tuple[tuple[bool, ...], ...] = tuple(
     tuple(trick_winner((best, card), 0, trump, 2) == 1 for best in range(52) for card in range(52))
     for trump in (NO_TRUMP, 0, 1, 2, 3)
 )
-
-
-def best_card(trick: Sequence[Card], trump: int) -> Card:
-    """The card winning ``trick`` so far."""
-    best = trick[0]
-    for card in trick[1:]:
-        if beats(card, best, trump):
-            best = card
-    return best
 
 
 def beats(card: Card, best: Card, trump: int) -> bool:
@@ -69,15 +56,6 @@ def is_master(card: Card, known: set[Card]) -> bool:
     """Whether no other seat can hold a higher card of its suit: every one is ``known``
     (played, or in our hand)."""
     return known.issuperset(ABOVE[card])
-
-
-def lowest(cards: Sequence[Card], trump: int) -> Card:
-    """The weakest card: lowest rank, plain suits before trumps."""
-    return min(cards, key=STRENGTHS[trump + 1].__getitem__)
-
-
-def highest(cards: Sequence[Card], trump: int) -> Card:
-    return max(cards, key=STRENGTHS[trump + 1].__getitem__)
 
 
 def play_for_tricks(
