@@ -10,7 +10,7 @@ import pytest
 from cardtable.bots.random_play import shuffled_deck
 from cardtable.bots.registry import strategy_by_name
 from cardtable.bots.rules import keen_action, rules_action, set_alternatives
-from cardtable.bots.rules.belote import TAKE_AT, hand_value
+from cardtable.bots.rules.belote import CARD_VALUE, TAKE_AT, hand_value
 from cardtable.bots.rules.hearts import card_then as hearts_card_then
 from cardtable.bots.rules.hearts import pass_alternatives
 from cardtable.bots.rules.three_five_eight import (
@@ -135,6 +135,8 @@ def test_belote_takes_on_the_jack_and_nine_of_trump() -> None:
     weak = parse_cards("7H 8C 9D QS KD")
     hearts = parse_card("JH") // 13
     assert hand_value(strong, hearts) >= TAKE_AT > hand_value(weak, hearts)
+    # The per-card table the bid readings use adds up to the same value.
+    assert sum(CARD_VALUE[hearts][card] for card in strong) == hand_value(strong, hearts)
 
 
 def test_358_declarer_chooses_the_suit_it_holds() -> None:
@@ -454,6 +456,31 @@ def test_keen_belote_second_hand_keeps_a_card_that_may_still_be_beaten() -> None
     # Seat 2's king and queen of clubs both beat the nine, but the ace and ten are out.
     assert format_action(rules_action(state, 2)) == "play KC"
     assert format_action(keen_action(state, 2)) == "play QC"
+
+
+# Seat 0 took the turned jack of hearts; seat 2, void in hearts, plays third to a trump lead.
+PARTNER_LEADS_TRUMP_HANDS = (
+    "JH 9H AS 10S 8C 7C 8D 7D",
+    "AH 10H KH QH QS JS 10D JD",
+    "AD 10C 9S 7S 9C 9D KD QD",
+    "8H 7H KS 8S AC KC QC JC",
+)
+
+
+@pytest.mark.parametrize("keen", [False, True])
+@pytest.mark.parametrize(("lead", "expected"), [("JH", "play AD"), ("9H", "play 7S")])
+def test_belote_gives_points_to_a_partner_only_when_nothing_unseen_beats_its_card(
+    lead: str, expected: str, keen: bool
+) -> None:
+    """The partner's jack of trump is master: the ace of diamonds goes on it. Its nine of trump
+    could still lose to the jack (the seat cannot see whose it is): the seat throws its cheapest
+    card instead."""
+    state = dealt(0, PARTNER_LEADS_TRUMP_HANDS, "JH", taker=0)
+    take_at(state, 0)
+    play_tricks(state, [f"{lead} 7H"])
+    assert state.to_act() == (2,)
+    act = keen_action if keen else rules_action
+    assert format_action(act(state, 2)) == expected
 
 
 def test_keen_belote_does_not_overtake_a_partner_who_is_winning() -> None:

@@ -148,9 +148,10 @@ def _belote_margin(hand: Sequence[Card], suit: int, turned: Card, holds_turned: 
     """How far above the taking threshold the five cards bid on were for ``suit``, with the
     turned card, in units of the reading's spread."""
     own = [card for card in hand if not (holds_turned and card == turned)]
-    values = [belote_rules.hand_value([card], suit) for card in own]
+    card_value = belote_rules.CARD_VALUE[suit]
+    values = [card_value[card] for card in own]
     mean, variance = subset_sum(values, BELOTE_BIDDING_CARDS)
-    value = mean + belote_rules.hand_value([turned], suit)
+    value = mean + card_value[turned]
     return (value - belote_rules.TAKE_AT) / math.sqrt(TAKE_SCALE**2 + variance)
 
 

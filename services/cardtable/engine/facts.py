@@ -71,6 +71,16 @@ class CardPlayed(NamedTuple):
     audience: Audience = PUBLIC
 
 
+#: The most seats any game has (Whist's six).
+MOST_SEATS = 6
+
+#: ``CARD_PLAYED[seat][card]``: every ``CardPlayed`` fact there can be, built once. Facts never
+#: change, and a search's playouts make one for every card played.
+CARD_PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
+    tuple(CardPlayed(seat, card) for card in range(52)) for seat in range(MOST_SEATS)
+)
+
+
 class TrickWon(NamedTuple):
     """Trick ``trick_number`` (1-based in the deal), led by ``leader``, went to ``seat``.
 

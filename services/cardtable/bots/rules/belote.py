@@ -40,11 +40,25 @@ PLAIN_WEIGHT = {ACE: 1.2, TEN: 0.4, KING: 0.2}
 TAKE_AT = 6.0
 
 
-def hand_value(hand: list[Card], trump: int) -> float:
+def _card_values(trump: int) -> tuple[float, ...]:
+    """``table[card]``: what the card is worth towards taking ``trump`` (read once a card in
+    every playout's bid and every weighed world's reading of the bids)."""
+    return tuple(
+        (TRUMP_WEIGHT if SUIT_OF[card] == trump else PLAIN_WEIGHT).get(RANK_OF[card], 0.0)
+        for card in range(52)
+    )
+
+
+#: ``CARD_VALUE[trump][card]``: :func:`_card_values` for each suit.
+CARD_VALUE: tuple[tuple[float, ...], ...] = tuple(_card_values(suit) for suit in SUITS)
+
+
+def hand_value(hand: Sequence[Card], trump: int) -> float:
+    """What ``hand`` is worth towards taking ``trump``: its cards' values added in order."""
+    values = CARD_VALUE[trump]
     value = 0.0
     for card in hand:
-        weights = TRUMP_WEIGHT if SUIT_OF[card] == trump else PLAIN_WEIGHT
-        value += weights.get(RANK_OF[card], 0.0)
+        value += values[card]
     return value
 
 
@@ -75,55 +89,54 @@ def choose_play(state: BeloteState, seat: int, keen: bool = False) -> Action:
     partner = (seat + 2) % PLAYERS
     last = len(trick) == PLAYERS - 1
     winning = state.win_strength
-    cheapest = min(legal, key=lambda card: (points[card], strength[card]))
     if state.winner == partner:
         if last or _is_master(state, seat, trick, winning):
             # The partner takes the trick: give it points, but not our own master trumps.
             plain = [card for card in legal if SUIT_OF[card] != trump]
             return PLAY[max(plain or legal, key=lambda card: (points[card], -strength[card]))]
         if keen:
-            return PLAY[cheapest]
+            return PLAY[_cheapest(legal, points, strength)]
     winners = [card for card in legal if strength[card] > winning and SUIT_OF[card] in (led, trump)]
     if winners:
         if last or (SUIT_OF[winners[0]] == trump and led != trump):
             return PLAY[min(winners, key=lambda card: strength[card])]
         if keen and state.winner != partner:
-            unseen = _unseen(state, seat)
-            masters = [card for card in winners if _tops_its_suit(card, strength, unseen)]
+            top = _top_unseen(state, seat)
+            masters = [card for card in winners if strength[card] >= top.get(SUIT_OF[card], -1)]
             if not masters:
-                return PLAY[cheapest]
+                return PLAY[_cheapest(legal, points, strength)]
             return PLAY[max(masters, key=lambda card: (points[card], strength[card]))]
         return PLAY[max(winners, key=lambda card: strength[card])]
-    return PLAY[cheapest]
+    return PLAY[_cheapest(legal, points, strength)]
 
 
-def _unseen(state: BeloteState, seat: int) -> set[Card]:
-    """The cards the seat cannot see: in the others' hands (none played yet, none its own)."""
-    return {card for other, hand in enumerate(state.hands) if other != seat for card in hand}
+def _cheapest(legal: list[Card], points: Sequence[int], strength: Sequence[int]) -> Card:
+    """The card worth fewest points, the weakest of those."""
+    return min(legal, key=lambda card: (points[card], strength[card]))
 
 
-def _tops_its_suit(card: Card, strength: Sequence[int], unseen: set[Card]) -> bool:
-    """Whether no card the seat cannot see is higher in ``card``'s suit."""
-    suit = SUIT_OF[card]
-    return not any(SUIT_OF[other] == suit and strength[other] > strength[card] for other in unseen)
+def _top_unseen(state: BeloteState, seat: int) -> dict[int, int]:
+    """The strength of the highest card, by suit, of those the seat cannot see (in the others'
+    hands: in play every card of the deal is in a hand or played). A card of the seat's tops
+    its suit when its strength is at least its suit's entry: one pass over the others' cards
+    answers every card's question."""
+    strength = STRENGTH[state.trump]
+    top: dict[int, int] = {}
+    for other, hand in enumerate(state.hands):
+        if other == seat:
+            continue
+        for card in hand:
+            suit = SUIT_OF[card]
+            if strength[card] > top.get(suit, -1):
+                top[suit] = strength[card]
+    return top
 
 
 def _is_master(state: BeloteState, seat: int, trick: list[Card], winning: int) -> bool:
     """Whether the winning card in ``trick`` cannot be beaten by a card the seat cannot see."""
-    trump = state.trump
-    strength = STRENGTH[trump]
-    played = {card for _, cards, _ in state.tricks for card in cards}
-    played.update(trick)
-    hand = state.hands[seat]
+    top = _top_unseen(state, seat)
     best = trick[(state.leader - state.winner) % PLAYERS]
-    suits = (SUIT_OF[best], trump)
-    return not any(
-        SUIT_OF[card] in suits
-        and strength[card] > winning
-        and card not in played
-        and card not in hand
-        for card in state.deck()
-    )
+    return top.get(SUIT_OF[best], -1) <= winning and top.get(state.trump, -1) <= winning
 
 
 def _lead(state: BeloteState, seat: int, legal: list[Card], keen: bool) -> Card:
@@ -132,31 +145,25 @@ def _lead(state: BeloteState, seat: int, legal: list[Card], keen: bool) -> Card:
     points = POINTS[trump]
     trumps = [card for card in legal if SUIT_OF[card] == trump]
     takers = state.taker is not None and state.taker % 2 == seat % 2
-    played = {card for _, cards, _ in state.tricks for card in cards}
+    top: dict[int, int] | None = None
     if trumps and takers:
-        top = max(trumps, key=lambda card: strength[card])
-        higher = [
-            card
-            for card in state.deck()
-            if SUIT_OF[card] == trump and strength[card] > strength[top] and card not in played
-        ]
-        out = [
-            card
-            for card in state.deck()
-            if SUIT_OF[card] == trump and card not in played and card not in state.hands[seat]
-        ]
-        if not higher and out:
-            return top
+        top = _top_unseen(state, seat)
+        best = max(trumps, key=lambda card: strength[card])
+        # The others' trumps: every trump not played is in a hand (``_top_unseen``).
+        out = trump in top
+        if out and top[trump] <= strength[best]:
+            return best
         if keen and state.taker == seat and len(trumps) >= 2 and out:
             # Drawing trumps: a low one pulls the others' out, so the taker's masters cash later.
             return min(trumps, key=lambda card: strength[card])
     if keen:
         # Any master of a plain suit cashes, the ten once the ace has fallen, most points first.
-        unseen = _unseen(state, seat)
+        if top is None:
+            top = _top_unseen(state, seat)
         masters = [
             card
             for card in legal
-            if SUIT_OF[card] != trump and _tops_its_suit(card, strength, unseen)
+            if SUIT_OF[card] != trump and strength[card] >= top.get(SUIT_OF[card], -1)
         ]
         if masters:
             return max(masters, key=lambda card: (points[card], strength[card]))

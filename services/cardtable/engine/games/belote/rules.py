@@ -81,7 +81,7 @@ from cardtable.engine.cards import (
 )
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.facts import (
-    CardPlayed,
+    CARD_PLAYED,
     CardsDealt,
     CardTurnedUp,
     DealScored,
@@ -547,7 +547,7 @@ class BeloteState(TrickGameState):
             strength > self.win_strength and (suit == self.trump or suit == SUIT_OF[trick[0]])
         ):
             self.winner, self.win_strength = seat, strength
-        played = CardPlayed(seat, card)
+        played = CARD_PLAYED[seat][card]
         if len(trick) < PLAYERS:
             self.player = NEXT_SEAT[seat]
             return [played]

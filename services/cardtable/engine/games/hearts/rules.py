@@ -39,9 +39,9 @@ from cardtable.engine.cards import (
 )
 from cardtable.engine.errors import IllegalAction
 from cardtable.engine.facts import (
+    CARD_PLAYED,
     PUBLIC,
     Audience,
-    CardPlayed,
     CardsDealt,
     DealScored,
     DealStarted,
@@ -136,13 +136,6 @@ class MoonShot(NamedTuple):
 
     seat: int
     audience: tuple[int, ...] | None = None
-
-
-#: Every CardPlayed fact there can be, built once: facts never change, and a playout makes
-#: fifty-two of them per deal.
-PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
-    tuple(CardPlayed(seat, card) for card in range(52)) for seat in range(PLAYERS)
-)
 
 
 def playable_cards(
@@ -368,7 +361,7 @@ class HeartsState(TrickGameState):
         trick.append(card)
         if SUIT_OF[card] == HEART_SUIT:
             self.hearts_broken = True
-        played = PLAYED[seat][card]
+        played = CARD_PLAYED[seat][card]
         if len(trick) < PLAYERS:
             self.player = (seat + 1) % PLAYERS
             return [played]

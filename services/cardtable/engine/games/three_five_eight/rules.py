@@ -58,7 +58,7 @@ from cardtable.engine.cards import (
     trick_winner,
 )
 from cardtable.engine.facts import (
-    CardPlayed,
+    CARD_PLAYED,
     CardsDealt,
     DealScored,
     DealStarted,
@@ -203,13 +203,6 @@ class CardsDiscarded(NamedTuple):
     seat: int
     cards: tuple[int, ...]
     audience: tuple[int, ...] | None = None
-
-
-#: Every possible ``CardPlayed`` fact, built once: facts are immutable, and a playout makes 48
-#: of them per deal.
-_CARD_PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
-    tuple(CardPlayed(seat, card) for card in range(52)) for seat in range(PLAYERS)
-)
 
 
 def _suit_bounds(hand: list[Card], suit: int) -> tuple[int, int]:
@@ -538,7 +531,7 @@ class ThreeFiveEightState(TrickGameState):
         self.hands[seat].remove(card)
         trick = self.trick
         trick.append(card)
-        played = _CARD_PLAYED[seat][card]
+        played = CARD_PLAYED[seat][card]
         if len(trick) < PLAYERS:
             self.player = (seat + 1) % PLAYERS
             return [played]

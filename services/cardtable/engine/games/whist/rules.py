@@ -39,8 +39,8 @@ from cardtable.engine.cards import (
 )
 from cardtable.engine.errors import InvalidInput
 from cardtable.engine.facts import (
+    CARD_PLAYED,
     BidMade,
-    CardPlayed,
     CardsDealt,
     CardTurnedUp,
     DealScored,
@@ -88,11 +88,6 @@ NO_TRUMP = -1
 
 #: ``SEATS[seat]`` is the one-seat tuple ``to_act`` returns, built once instead of per call.
 SEATS: tuple[tuple[int, ...], ...] = tuple((seat,) for seat in range(MAX_PLAYERS))
-#: Every possible ``CardPlayed`` fact, built once: facts are immutable, and playouts make one
-#: for every card.
-_CARD_PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
-    tuple(CardPlayed(seat, card) for card in range(52)) for seat in range(MAX_PLAYERS)
-)
 
 
 def deal_sizes(players: int) -> tuple[int, ...]:
@@ -358,7 +353,7 @@ class WhistState(TrickGameState):
         self.hands[seat].remove(card)
         trick = self.trick
         trick.append(card)
-        played = _CARD_PLAYED[seat][card]
+        played = CARD_PLAYED[seat][card]
         players = self.num_players
         if len(trick) < players:
             self.player = (seat + 1) % players
