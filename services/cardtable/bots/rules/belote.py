@@ -75,13 +75,25 @@ def choose_bid(state: BeloteState, seat: int) -> Action:
     return PASS_BID
 
 
+def _order_keys(trump: int, sign: int) -> tuple[int, ...]:
+    """``table[card]``: a number that orders cards as (points, ``sign`` × strength) does, so
+    that ``min`` and ``max`` key on a look-up, not a call (strengths run 0 to 15)."""
+    strength, points = STRENGTH[trump], POINTS[trump]
+    return tuple(16 * points[card] + sign * strength[card] for card in range(52))
+
+
+#: ``CHEAP[trump][card]``: orders cards by points, then strength (the cheapest first).
+CHEAP: tuple[tuple[int, ...], ...] = tuple(_order_keys(suit, 1) for suit in SUITS)
+#: ``GIFT[trump][card]``: orders cards by points, then weakness (the best gift to a partner last).
+GIFT: tuple[tuple[int, ...], ...] = tuple(_order_keys(suit, -1) for suit in SUITS)
+
+
 def choose_play(state: BeloteState, seat: int, keen: bool = False) -> Action:
     legal = state.playable(seat)
     if len(legal) == 1:
         return PLAY[legal[0]]
     trump = state.trump
     strength = STRENGTH[trump]
-    points = POINTS[trump]
     trick = state.trick
     if not trick:
         return PLAY[_lead(state, seat, legal, keen)]
@@ -93,26 +105,21 @@ def choose_play(state: BeloteState, seat: int, keen: bool = False) -> Action:
         if last or _is_master(state, seat, trick, winning):
             # The partner takes the trick: give it points, but not our own master trumps.
             plain = [card for card in legal if SUIT_OF[card] != trump]
-            return PLAY[max(plain or legal, key=lambda card: (points[card], -strength[card]))]
+            return PLAY[max(plain or legal, key=GIFT[trump].__getitem__)]
         if keen:
-            return PLAY[_cheapest(legal, points, strength)]
+            return PLAY[min(legal, key=CHEAP[trump].__getitem__)]
     winners = [card for card in legal if strength[card] > winning and SUIT_OF[card] in (led, trump)]
     if winners:
         if last or (SUIT_OF[winners[0]] == trump and led != trump):
-            return PLAY[min(winners, key=lambda card: strength[card])]
+            return PLAY[min(winners, key=strength.__getitem__)]
         if keen and state.winner != partner:
             top = _top_unseen(state, seat)
             masters = [card for card in winners if strength[card] >= top.get(SUIT_OF[card], -1)]
             if not masters:
-                return PLAY[_cheapest(legal, points, strength)]
-            return PLAY[max(masters, key=lambda card: (points[card], strength[card]))]
-        return PLAY[max(winners, key=lambda card: strength[card])]
-    return PLAY[_cheapest(legal, points, strength)]
-
-
-def _cheapest(legal: list[Card], points: Sequence[int], strength: Sequence[int]) -> Card:
-    """The card worth fewest points, the weakest of those."""
-    return min(legal, key=lambda card: (points[card], strength[card]))
+                return PLAY[min(legal, key=CHEAP[trump].__getitem__)]
+            return PLAY[max(masters, key=CHEAP[trump].__getitem__)]
+        return PLAY[max(winners, key=strength.__getitem__)]
+    return PLAY[min(legal, key=CHEAP[trump].__getitem__)]
 
 
 def _top_unseen(state: BeloteState, seat: int) -> dict[int, int]:
@@ -142,20 +149,19 @@ def _is_master(state: BeloteState, seat: int, trick: list[Card], winning: int) -
 def _lead(state: BeloteState, seat: int, legal: list[Card], keen: bool) -> Card:
     trump = state.trump
     strength = STRENGTH[trump]
-    points = POINTS[trump]
     trumps = [card for card in legal if SUIT_OF[card] == trump]
     takers = state.taker is not None and state.taker % 2 == seat % 2
     top: dict[int, int] | None = None
     if trumps and takers:
         top = _top_unseen(state, seat)
-        best = max(trumps, key=lambda card: strength[card])
+        best = max(trumps, key=strength.__getitem__)
         # The others' trumps: every trump not played is in a hand (``_top_unseen``).
         out = trump in top
         if out and top[trump] <= strength[best]:
             return best
         if keen and state.taker == seat and len(trumps) >= 2 and out:
             # Drawing trumps: a low one pulls the others' out, so the taker's masters cash later.
-            return min(trumps, key=lambda card: strength[card])
+            return min(trumps, key=strength.__getitem__)
     if keen:
         # Any master of a plain suit cashes, the ten once the ace has fallen, most points first.
         if top is None:
@@ -166,12 +172,12 @@ def _lead(state: BeloteState, seat: int, legal: list[Card], keen: bool) -> Card:
             if SUIT_OF[card] != trump and strength[card] >= top.get(SUIT_OF[card], -1)
         ]
         if masters:
-            return max(masters, key=lambda card: (points[card], strength[card]))
+            return max(masters, key=CHEAP[trump].__getitem__)
     aces = [card for card in legal if SUIT_OF[card] != trump and RANK_OF[card] == ACE]
     if aces:
         return aces[0]
     plain = [card for card in legal if SUIT_OF[card] != trump]
-    return min(plain or legal, key=lambda card: (points[card], strength[card]))
+    return min(plain or legal, key=CHEAP[trump].__getitem__)
 
 
 def act(state: BeloteState, seat: int) -> Action:
