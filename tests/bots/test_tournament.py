@@ -427,14 +427,16 @@ def test_the_deal_breakdown_adds_up_to_the_games(
     for name in ("rules", "random"):
         from_deals = sum(row["advantage"] * row["deals"] for row in rows[name]) / report["games"]
         assert from_deals == pytest.approx(report[name]["advantage"], abs=0.01)
+    if game == "belote":
+        belote_sides_parts(rows)
+        return
     deals = {name: {row["cards_each"]: row for row in rows[name]} for name in rows}
     assert deals["rules"].keys() == deals["random"].keys()
     for size, row in deals["rules"].items():
         other = deals["random"][size]
         assert row["deals"] == other["deals"] > 0
         taken = sum(deals[name][size]["tricks"] * seats.count(name) for name in rows)
-        if game != "belote":  # a Belote deal all four pass has no tricks
-            assert taken == pytest.approx(size, abs=0.01)
+        assert taken == pytest.approx(size, abs=0.01)
     if game == "whist":
         assert sorted(deals["rules"]) == list(range(1, 9))
         # four one-card deals at each end, four of eight cards in the middle
@@ -447,6 +449,23 @@ def test_the_deal_breakdown_adds_up_to_the_games(
     else:
         assert all("bid" not in row for entries in rows.values() for row in entries)
         assert len(rows["rules"]) == 1
+
+
+def belote_sides_parts(rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Belote's deals by side's part: one side's takes are the other's defences, a deal
+    thrown in is both sides', the tricks of a deal played are all eight, and the contracts a
+    side made are a share of those it took."""
+    parts = {name: {row["role"]: row for row in rows[name]} for name in rows}
+    for name, other in (("rules", "random"), ("random", "rules")):
+        assert parts[name]["took"]["deals"] == parts[other]["defended"]["deals"] > 0
+        assert 0 <= parts[name]["took"]["made_rate"] <= 1
+        assert "made_rate" not in parts[name]["defended"]
+        took, defended = parts[name]["took"], parts[other]["defended"]
+        assert 2 * (took["tricks"] + defended["tricks"]) == pytest.approx(8, abs=0.01)
+    thrown = [parts[name].get("thrown in", {}).get("deals", 0) for name in rows]
+    assert thrown[0] == thrown[1]
+    # The rule-based side takes more than the random one, and makes most of what it takes.
+    assert parts["rules"]["took"]["made_rate"] > parts["random"]["took"]["made_rate"]
 
 
 def test_whist_rates_count_the_bids_made_exactly_and_exceeded() -> None:

@@ -1,4 +1,5 @@
-"""Where a strategy's advantage comes from: a tournament's deals, grouped by cards each.
+"""Where a strategy's advantage comes from: a tournament's deals, grouped by cards each and,
+in Belote, by what its side did.
 
 A tournament's advantage per game says who is stronger, not where. Two strategies level on
 short Whist deals may part on the long ones, where most of a game's points are; a strategy
@@ -7,6 +8,9 @@ card play, not its bidding. ``cardtable tournament --by-deal`` reads every game'
 engine's own account of the deal: cards each, bids, tricks won, deal scores) and reports, for
 each strategy and each deal size, the deals' mean score and advantage, the tricks a seat took
 and, where the game bids tricks (Whist), the mean bid and how often it was exact or exceeded.
+Belote deals all have eight cards; there a deal is grouped by its side's part in it: it took
+the trump, defended, or the cards were thrown in, with how often a side that took made its
+contract. A take is a side's decision, so both seats of a side have the same part in a deal.
 
 A deal's advantage is the one a game's is, taken deal by deal: the mean deal score of the
 strategy's seats minus the other seats', oriented so that higher is better. Scores add up to
@@ -20,10 +24,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from cardtable.engine.facts import BidMade, DealScored, DealStarted, Fact, TrickWon
+from cardtable.engine.facts import BidMade, DealScored, DealStarted, Fact, TrickWon, TrumpChosen
+from cardtable.engine.games.belote.rules import ContractSettled, DealThrownIn
 
 #: A deal's scores by seat -> each strategy's advantage in it (the tournament's own measure).
 DealAdvantages = Callable[[Sequence[int]], Mapping[str, float]]
+
+#: A Belote side's part in a deal, in the order the report lists them.
+TOOK, DEFENDED, THROWN_IN = "took", "defended", "thrown in"
+ROLES = (TOOK, DEFENDED, THROWN_IN)
 
 
 class DealLine(NamedTuple):
@@ -37,6 +46,10 @@ class DealLine(NamedTuple):
     tricks: int
     #: Tricks bid, in a game that bids them.
     bid: int | None
+    #: The seat's side's part in the deal (:data:`ROLES`), in a game where a side takes.
+    role: str = ""
+    #: Whether the side that took made its contract, for a side that took.
+    made: bool | None = None
 
 
 class DealTally:
@@ -49,6 +62,9 @@ class DealTally:
         self._cards_each = 0
         self._bids: dict[int, int] = {}
         self._tricks = [0] * len(seating)
+        self._taker: int | None = None
+        self._made: bool | None = None
+        self._thrown_in = False
 
     def read(self, facts: Iterable[Fact]) -> None:
         for fact in facts:
@@ -56,6 +72,13 @@ class DealTally:
                 self._cards_each = fact.cards_each
                 self._bids = {}
                 self._tricks = [0] * len(self.seating)
+                self._taker, self._made, self._thrown_in = None, None, False
+            elif isinstance(fact, TrumpChosen):
+                self._taker = fact.seat
+            elif isinstance(fact, ContractSettled):
+                self._made = fact.made
+            elif isinstance(fact, DealThrownIn):
+                self._thrown_in = True
             elif isinstance(fact, BidMade):
                 self._bids[fact.seat] = fact.tricks
             elif isinstance(fact, TrickWon):
@@ -66,6 +89,7 @@ class DealTally:
     def _close(self, scores: Sequence[int]) -> None:
         advantages = self.advantages(scores)
         for seat, strategy in enumerate(self.seating):
+            role = self._role(seat)
             self.lines.append(
                 DealLine(
                     strategy,
@@ -74,8 +98,18 @@ class DealTally:
                     advantages[strategy],
                     self._tricks[seat],
                     self._bids.get(seat),
+                    role,
+                    self._made if role == TOOK else None,
                 )
             )
+
+    def _role(self, seat: int) -> str:
+        """The seat's side's part in the deal: Belote's sides are the seats two apart."""
+        if self._thrown_in:
+            return THROWN_IN
+        if self._taker is None:
+            return ""
+        return TOOK if (seat - self._taker) % 2 == 0 else DEFENDED
 
 
 @dataclass
@@ -90,6 +124,8 @@ class _Sums:
     bid: float = 0.0
     exact: int = 0
     over: int = 0
+    contracts: int = 0
+    made: int = 0
 
     def add(self, line: DealLine) -> None:
         self.lines += 1
@@ -101,15 +137,25 @@ class _Sums:
             self.bid += line.bid
             self.exact += line.tricks == line.bid
             self.over += line.tricks > line.bid
+        if line.made is not None:
+            self.contracts += 1
+            self.made += line.made
+
+
+def row_order(key: tuple[int, str]) -> tuple[int, int]:
+    """Rows by size, then by a side's part in the order of :data:`ROLES`."""
+    cards_each, role = key
+    return cards_each, ROLES.index(role) if role in ROLES else -1
 
 
 def breakdown(
     lines: Iterable[DealLine], seats_held: Mapping[str, int]
 ) -> dict[str, list[dict[str, Any]]]:
-    """Each strategy's deals by size, smallest first: ``deals`` (deals it played: its lines
-    over the ``seats_held`` it holds in every game), per seat ``mean_score``, ``tricks`` and,
-    where bids were made, ``bid``, ``exact_rate`` and ``over_rate``; and its ``advantage``
-    in such a deal.
+    """Each strategy's deals by size, smallest first, and by its side's part where a side
+    takes (``role``): ``deals`` (deals it played: its lines over the ``seats_held`` it holds
+    in every game), per seat ``mean_score``, ``tricks`` and, where bids were made, ``bid``,
+    ``exact_rate`` and ``over_rate``; where its side took, ``made_rate``; and its
+    ``advantage`` in such a deal.
 
     >>> report = breakdown([DealLine("a", 2, 7, 1.5, 2, 2), DealLine("a", 2, -1, 1.5, 0, 1),
     ...                     DealLine("b", 2, 0, -1.5, 0, None)], {"a": 2, "b": 1})
@@ -117,25 +163,35 @@ def breakdown(
     [{'cards_each': 2, 'deals': 1, 'mean_score': 3.0, 'advantage': 1.5, 'tricks': 1.0, 'bid': 1.5, 'exact_rate': 0.5, 'over_rate': 0.0}]
     >>> report["b"]
     [{'cards_each': 2, 'deals': 1, 'mean_score': 0.0, 'advantage': -1.5, 'tricks': 0.0}]
+    >>> breakdown([DealLine("a", 8, 81, 40.0, 3, None, TOOK, True)], {"a": 1})["a"]
+    [{'cards_each': 8, 'role': 'took', 'deals': 1, 'mean_score': 81.0, 'advantage': 40.0, 'tricks': 3.0, 'made_rate': 1.0}]
     """  # noqa: E501
-    sums: dict[str, dict[int, _Sums]] = {name: {} for name in seats_held}
+    sums: dict[str, dict[tuple[int, str], _Sums]] = {name: {} for name in seats_held}
     for line in lines:
-        sums[line.strategy].setdefault(line.cards_each, _Sums()).add(line)
+        sums[line.strategy].setdefault((line.cards_each, line.role), _Sums()).add(line)
     report: dict[str, list[dict[str, Any]]] = {}
-    for name, by_size in sums.items():
+    for name, by_kind in sums.items():
         rows = []
-        for cards_each, entry in sorted(by_size.items()):
-            row: dict[str, Any] = {
-                "cards_each": cards_each,
-                "deals": entry.lines // seats_held[name],
-                "mean_score": round(entry.score / entry.lines, 3),
-                "advantage": round(entry.advantage / entry.lines, 3),
-                "tricks": round(entry.tricks / entry.lines, 3),
-            }
+        for (cards_each, role), entry in sorted(
+            by_kind.items(), key=lambda item: row_order(item[0])
+        ):
+            row: dict[str, Any] = {"cards_each": cards_each}
+            if role:
+                row["role"] = role
+            row.update(
+                {
+                    "deals": entry.lines // seats_held[name],
+                    "mean_score": round(entry.score / entry.lines, 3),
+                    "advantage": round(entry.advantage / entry.lines, 3),
+                    "tricks": round(entry.tricks / entry.lines, 3),
+                }
+            )
             if entry.bids:
                 row["bid"] = round(entry.bid / entry.bids, 3)
                 row["exact_rate"] = round(entry.exact / entry.bids, 4)
                 row["over_rate"] = round(entry.over / entry.bids, 4)
+            if entry.contracts:
+                row["made_rate"] = round(entry.made / entry.contracts, 4)
             rows.append(row)
         report[name] = rows
     return report

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cardtable_tools.anytime import anytime_interval
+from cardtable_tools.deal_breakdown import row_order
 from cardtable_tools.tournament import (
     boards_to_clear,
     confidence_interval,
@@ -43,6 +44,7 @@ DEAL_MEANS = {
     "bid": 3,
     "exact_rate": 4,
     "over_rate": 4,
+    "made_rate": 4,
 }
 
 
@@ -146,22 +148,30 @@ def _pooled_strategy(
 
 
 def pool_deal_rows(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """One strategy's deals by size over several runs (``deal_breakdown.breakdown``'s rows):
-    each mean weighed by the deals it is over. In Whist every seat bids every deal, so the
-    bid's rates are over the same deals as the rest.
+    """One strategy's deals by size (and side's part) over several runs
+    (``deal_breakdown.breakdown``'s rows): each mean weighed by the deals it is over. In
+    Whist every seat bids every deal, and in Belote a side that took plays each such deal
+    for its contract, so the rates are over the same deals as the rest.
 
     >>> pool_deal_rows([[{"cards_each": 1, "deals": 1, "advantage": 3.0}],
     ...                 [{"cards_each": 1, "deals": 3, "advantage": -1.0}]])
     [{'cards_each': 1, 'deals': 4, 'advantage': 0.0}]
-    """
-    by_size: dict[int, list[Mapping[str, Any]]] = {}
+    >>> took = {"cards_each": 8, "role": "took", "deals": 1, "advantage": 1.0, "made_rate": 1.0}
+    >>> defended = {"cards_each": 8, "role": "defended", "deals": 1, "advantage": 2.0}
+    >>> pool_deal_rows([[defended, took], [{**took, "deals": 3, "made_rate": 0.0}]])
+    [{'cards_each': 8, 'role': 'took', 'deals': 4, 'advantage': 1.0, 'made_rate': 0.25}, {'cards_each': 8, 'role': 'defended', 'deals': 1, 'advantage': 2.0}]
+    """  # noqa: E501
+    by_kind: dict[tuple[int, str], list[Mapping[str, Any]]] = {}
     for rows in runs:
         for row in rows:
-            by_size.setdefault(row["cards_each"], []).append(row)
+            by_kind.setdefault((row["cards_each"], row.get("role", "")), []).append(row)
     pooled = []
-    for cards_each, rows in sorted(by_size.items()):
+    for (cards_each, role), rows in sorted(by_kind.items(), key=lambda item: row_order(item[0])):
         deals = [row["deals"] for row in rows]
-        entry: dict[str, Any] = {"cards_each": cards_each, "deals": sum(deals)}
+        entry: dict[str, Any] = {"cards_each": cards_each}
+        if role:
+            entry["role"] = role
+        entry["deals"] = sum(deals)
         for key, places in DEAL_MEANS.items():
             if all(key in row for row in rows):
                 entry[key] = round(statistics.fmean([row[key] for row in rows], deals), places)

@@ -249,24 +249,37 @@ def interval_text(interval: list[float] | None) -> str:
 
 
 def deal_table(report: dict[str, Any]) -> Table:
-    """Each strategy's deals by size, the strategies side by side within a size: where the
-    advantage of the ladder above is won or lost."""
+    """Each strategy's deals by size (in Belote by its side's part: took, defended, thrown
+    in), the strategies side by side within a kind: where the advantage of the ladder above
+    is won or lost."""
+    from cardtable_tools.deal_breakdown import row_order
+
     rows = report["by_deal"]
-    bids = any("bid" in row for entries in rows.values() for row in entries)
-    table = Table(title=f"{report['game']}: by deal size (per seat, mean over deals)")
-    columns = ["cards each", "strategy", "deals", "mean score", "advantage/deal", "tricks"]
+    every_row = [row for entries in rows.values() for row in entries]
+    bids = any("bid" in row for row in every_row)
+    roles = any("role" in row for row in every_row)
+    made = any("made_rate" in row for row in every_row)
+    title = "by side's part" if roles else "by deal size"
+    table = Table(title=f"{report['game']}: {title} (per seat, mean over deals)")
+    columns = ["side" if roles else "cards each", "strategy", "deals", "mean score"]
+    columns += ["advantage/deal", "tricks"]
     if bids:
         columns += ["bid", "exact", "over"]
+    if made:
+        columns += ["made"]
     for column in columns:
         table.add_column(column, justify="right")
-    sizes = sorted({row["cards_each"] for entries in rows.values() for row in entries})
-    for size in sizes:
+    kinds = sorted({(row["cards_each"], row.get("role", "")) for row in every_row}, key=row_order)
+    for kind in kinds:
         for name in report["ladder"]:
-            row = next((row for row in rows[name] if row["cards_each"] == size), None)
+            row = next(
+                (row for row in rows[name] if (row["cards_each"], row.get("role", "")) == kind),
+                None,
+            )
             if row is None:
                 continue
             cells = [
-                str(size),
+                kind[1] if roles else str(kind[0]),
                 name,
                 f"{row['deals']:,}",
                 f"{row['mean_score']:.2f}",
@@ -276,6 +289,8 @@ def deal_table(report: dict[str, Any]) -> Table:
             if bids:
                 rates = (f"{row['exact_rate']:.1%}", f"{row['over_rate']:.1%}")
                 cells += [f"{row['bid']:.2f}", *rates]
+            if made:
+                cells += [f"{row['made_rate']:.1%}" if "made_rate" in row else "-"]
             table.add_row(*cells, end_section=name == report["ladder"][-1])
     return table
 
