@@ -430,6 +430,9 @@ def test_the_deal_breakdown_adds_up_to_the_games(
     if game == "belote":
         belote_sides_parts(rows)
         return
+    if game == "358":
+        three_five_eight_parts(rows, report["games"])
+        return
     deals = {name: {row["cards_each"]: row for row in rows[name]} for name in rows}
     assert deals["rules"].keys() == deals["random"].keys()
     for size, row in deals["rules"].items():
@@ -466,6 +469,22 @@ def belote_sides_parts(rows: dict[str, list[dict[str, Any]]]) -> None:
     assert thrown[0] == thrown[1]
     # The rule-based side takes more than the random one, and makes most of what it takes.
     assert parts["rules"]["took"]["made_rate"] > parts["random"]["took"]["made_rate"]
+
+
+def three_five_eight_parts(rows: dict[str, list[dict[str, Any]]], games: int) -> None:
+    """3-5-8's deals by a seat's part: each seat declares six of its eighteen deals, each
+    contract once (four trump suits, no trump, minimum tricks), and is third player and
+    dealer in six each; a part's tricks are its target's side of sixteen."""
+    parts = {name: {row["role"]: row for row in rows[name]} for name in rows}
+    for name in rows:
+        assert parts[name]["declared trump"]["deals"] == 4 * games
+        assert parts[name]["declared NT"]["deals"] == parts[name]["declared MT"]["deals"] == games
+        assert parts[name]["third"]["deals"] == parts[name]["dealer"]["deals"] == 6 * games
+        assert all("made_rate" not in row for row in rows[name])
+    # Against random players the rule-based declarer beats its target of eight, and takes
+    # far fewer tricks in minimum tricks, where each one costs it.
+    declared = parts["rules"]["declared trump"]["tricks"]
+    assert declared > 8 > parts["rules"]["declared MT"]["tricks"]
 
 
 def test_whist_rates_count_the_bids_made_exactly_and_exceeded() -> None:

@@ -1,5 +1,5 @@
 """Where a strategy's advantage comes from: a tournament's deals, grouped by cards each and,
-in Belote, by what its side did.
+in Belote and 3-5-8, by a seat's part in the deal.
 
 A tournament's advantage per game says who is stronger, not where. Two strategies level on
 short Whist deals may part on the long ones, where most of a game's points are; a strategy
@@ -11,6 +11,10 @@ and, where the game bids tricks (Whist), the mean bid and how often it was exact
 Belote deals all have eight cards; there a deal is grouped by its side's part in it: it took
 the trump, defended, or the cards were thrown in, with how often a side that took made its
 contract. A take is a side's decision, so both seats of a side have the same part in a deal.
+3-5-8 deals all have sixteen cards; there a seat's deal is grouped by its part: declarer of a
+trump contract, of no trump or of minimum tricks, third player or dealer. A strategy's
+``deals`` in a part are its seats' deals in it over the seats it holds, so a strategy holding
+two of three seats has fractions of deals in each part.
 
 A deal's advantage is the one a game's is, taken deal by deal: the mean deal score of the
 strategy's seats minus the other seats', oriented so that higher is better. Scores add up to
@@ -26,13 +30,18 @@ from typing import Any, NamedTuple
 
 from cardtable.engine.facts import BidMade, DealScored, DealStarted, Fact, TrickWon, TrumpChosen
 from cardtable.engine.games.belote.rules import ContractSettled, DealThrownIn
+from cardtable.engine.games.three_five_eight.rules import ContractChosen
 
 #: A deal's scores by seat -> each strategy's advantage in it (the tournament's own measure).
 DealAdvantages = Callable[[Sequence[int]], Mapping[str, float]]
 
-#: A Belote side's part in a deal, in the order the report lists them.
+#: A Belote side's part in a deal.
 TOOK, DEFENDED, THROWN_IN = "took", "defended", "thrown in"
-ROLES = (TOOK, DEFENDED, THROWN_IN)
+#: A 3-5-8 seat's part in a deal: the declarer by its contract's kind, the third player, the dealer.
+DECLARED_TRUMP, DECLARED_NT, DECLARED_MT = "declared trump", "declared NT", "declared MT"
+THIRD, DEALER = "third", "dealer"
+#: Every part, in the order the report lists them.
+ROLES = (TOOK, DEFENDED, THROWN_IN, DECLARED_TRUMP, DECLARED_NT, DECLARED_MT, THIRD, DEALER)
 
 
 class DealLine(NamedTuple):
@@ -46,7 +55,7 @@ class DealLine(NamedTuple):
     tricks: int
     #: Tricks bid, in a game that bids them.
     bid: int | None
-    #: The seat's side's part in the deal (:data:`ROLES`), in a game where a side takes.
+    #: The seat's part in the deal (:data:`ROLES`), in Belote and 3-5-8.
     role: str = ""
     #: Whether the side that took made its contract, for a side that took.
     made: bool | None = None
@@ -65,14 +74,20 @@ class DealTally:
         self._taker: int | None = None
         self._made: bool | None = None
         self._thrown_in = False
+        self._dealer = 0
+        self._declarer: tuple[int, str] | None = None
 
     def read(self, facts: Iterable[Fact]) -> None:
         for fact in facts:
             if isinstance(fact, DealStarted):
                 self._cards_each = fact.cards_each
+                self._dealer = fact.dealer
+                self._declarer = None
                 self._bids = {}
                 self._tricks = [0] * len(self.seating)
                 self._taker, self._made, self._thrown_in = None, None, False
+            elif isinstance(fact, ContractChosen):
+                self._declarer = (fact.seat, fact.contract)
             elif isinstance(fact, TrumpChosen):
                 self._taker = fact.seat
             elif isinstance(fact, ContractSettled):
@@ -104,7 +119,13 @@ class DealTally:
             )
 
     def _role(self, seat: int) -> str:
-        """The seat's side's part in the deal: Belote's sides are the seats two apart."""
+        """The seat's part in the deal: in 3-5-8 its own, in Belote its side's (the seats two
+        apart)."""
+        if self._declarer is not None:
+            declarer, contract = self._declarer
+            if seat == declarer:
+                return {"NT": DECLARED_NT, "MT": DECLARED_MT}.get(contract, DECLARED_TRUMP)
+            return DEALER if seat == self._dealer else THIRD
         if self._thrown_in:
             return THROWN_IN
         if self._taker is None:
@@ -140,6 +161,18 @@ class _Sums:
         if line.made is not None:
             self.contracts += 1
             self.made += line.made
+
+
+def deals_held(lines: int, seats: int) -> int | float:
+    """A strategy's deals of a kind: its seats' deals over the seats it holds, whole where
+    they divide (each of its seats played each deal) and else to two places.
+
+    >>> deals_held(6, 2), deals_held(7, 2)
+    (3, 3.5)
+    """
+    if lines % seats == 0:
+        return lines // seats
+    return round(lines / seats, 2)
 
 
 def row_order(key: tuple[int, str]) -> tuple[int, int]:
@@ -180,7 +213,7 @@ def breakdown(
                 row["role"] = role
             row.update(
                 {
-                    "deals": entry.lines // seats_held[name],
+                    "deals": deals_held(entry.lines, seats_held[name]),
                     "mean_score": round(entry.score / entry.lines, 3),
                     "advantage": round(entry.advantage / entry.lines, 3),
                     "tricks": round(entry.tricks / entry.lines, 3),

@@ -249,9 +249,9 @@ def interval_text(interval: list[float] | None) -> str:
 
 
 def deal_table(report: dict[str, Any]) -> Table:
-    """Each strategy's deals by size (in Belote by its side's part: took, defended, thrown
-    in), the strategies side by side within a kind: where the advantage of the ladder above
-    is won or lost."""
+    """Each strategy's deals by size (in Belote and 3-5-8 by a seat's part in the deal), the
+    strategies side by side within a kind: where the advantage of the ladder above is won or
+    lost."""
     from cardtable_tools.deal_breakdown import row_order
 
     rows = report["by_deal"]
@@ -259,9 +259,9 @@ def deal_table(report: dict[str, Any]) -> Table:
     bids = any("bid" in row for row in every_row)
     roles = any("role" in row for row in every_row)
     made = any("made_rate" in row for row in every_row)
-    title = "by side's part" if roles else "by deal size"
+    title = "by part in the deal" if roles else "by deal size"
     table = Table(title=f"{report['game']}: {title} (per seat, mean over deals)")
-    columns = ["side" if roles else "cards each", "strategy", "deals", "mean score"]
+    columns = ["part" if roles else "cards each", "strategy", "deals", "mean score"]
     columns += ["advantage/deal", "tricks"]
     if bids:
         columns += ["bid", "exact", "over"]
@@ -281,7 +281,7 @@ def deal_table(report: dict[str, Any]) -> Table:
             cells = [
                 kind[1] if roles else str(kind[0]),
                 name,
-                f"{row['deals']:,}",
+                f"{row['deals']:,}" if isinstance(row["deals"], int) else f"{row['deals']:,.2f}",
                 f"{row['mean_score']:.2f}",
                 f"{row['advantage']:+.2f}",
                 f"{row['tricks']:.2f}",
