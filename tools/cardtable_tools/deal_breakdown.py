@@ -176,7 +176,7 @@ def deals_held(lines: int, seats: int) -> int | float:
 
 
 def row_order(key: tuple[int, str]) -> tuple[int, int]:
-    """Rows by size, then by a side's part in the order of :data:`ROLES`."""
+    """Rows by size, then by part in the order of :data:`ROLES`."""
     cards_each, role = key
     return cards_each, ROLES.index(role) if role in ROLES else -1
 
