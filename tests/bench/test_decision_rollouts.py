@@ -71,13 +71,34 @@ def test_a_difference_is_the_deal_played_on_from_each_choice() -> None:
         played = state.clone()
         played.apply(seat, parse_action(bid))
         players = [decision_rollouts.make(name) for name in names]
-        after.append(decision_rollouts.deal_value(played, seat, players, random.Random(0)))
+        rng = random.Random(0)
+        after.append(decision_rollouts.deal_value(played, seat, players, rng, deals=0))
     assert judged.cards == held
     assert judged.differences == (after[0] - after[1],) * 2
     same = decision_rollouts.valued(
         setup("random"), state, seat, held, (bids[0], bids[0]), names, "t"
     )
     assert same.differences == (0.0, 0.0)
+
+
+def test_a_choice_that_ends_the_deal_is_valued_by_that_deal() -> None:
+    """Belote's eighth pass throws the cards in: the pass is worth that deal (nothing to
+    either side), not the next deal's play, and naming trump is played on as usual."""
+    spec = game_spec("belote")
+    state = spec.new_game(4, None, 0)
+    state.deal(Board(spec, 4, "7").deck_order(0))
+    for _ in range(7):
+        state.apply(state.to_act()[0], parse_action("pass"))
+    seat = state.to_act()[0]
+    name = next(str(action) for action in state.legal_actions(seat) if str(action) != "pass")
+    names = ["rules"] * 4
+    judged = decision_rollouts.valued(setup("random"), state, seat, 5, ("pass", name), names, "t")
+    named = state.clone()
+    named.apply(seat, parse_action(name))
+    players = [decision_rollouts.make(player) for player in names]
+    value = decision_rollouts.deal_value(named, seat, players, random.Random(0), deals=0)
+    assert judged.differences == (0.0 - value,) * 2
+    assert value != 0
 
 
 def test_the_command_prints_one_report(capsys: pytest.CaptureFixture[str]) -> None:

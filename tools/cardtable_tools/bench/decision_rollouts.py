@@ -88,10 +88,15 @@ def player_seats(players: int) -> tuple[int, ...]:
 
 
 def deal_value(
-    state: GameState, seat: int, strategies: Sequence[Strategy], rng: random.Random
+    state: GameState,
+    seat: int,
+    strategies: Sequence[Strategy],
+    rng: random.Random,
+    deals: int,
 ) -> float:
-    """Play ``state``'s deal to its end with ``strategies``: ``seat``'s deal advantage."""
-    deals = len(state.deal_scores)
+    """Play ``state``'s deal to its end with ``strategies``: ``seat``'s deal advantage.
+    ``deals`` is the deals scored before the decision judged, which may itself end the deal
+    (Belote's last pass throws the cards in)."""
     while len(state.deal_scores) == deals:
         actor = state.to_act()[0]
         text = strategies[actor].choose(state.observation(actor), rng)
@@ -164,7 +169,8 @@ def valued(
             after = state.clone()
             after.apply(seat, parse_action(action))
             players = [make(name) for name in names]
-            values.append(deal_value(after, seat, players, random.Random(f"{tag}/{rollout}")))
+            rng = random.Random(f"{tag}/{rollout}")
+            values.append(deal_value(after, seat, players, rng, len(state.deal_scores)))
         differences.append(values[0] - values[1])
     return Judged(cards, choices[0], choices[1], tuple(differences))
 
