@@ -474,7 +474,7 @@ def belote_sides_parts(rows: dict[str, list[dict[str, Any]]]) -> None:
 def three_five_eight_parts(rows: dict[str, list[dict[str, Any]]], games: int) -> None:
     """3-5-8's deals by a seat's part: each seat declares six of its eighteen deals, each
     contract once (four trump suits, no trump, minimum tricks), and is third player and
-    dealer in six each; a part's tricks are its target's side of sixteen."""
+    dealer in six each; against random players the rule-based declarer beats its target."""
     parts = {name: {row["role"]: row for row in rows[name]} for name in rows}
     for name in rows:
         assert parts[name]["declared trump"]["deals"] == 4 * games

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cardtable.engine.facts import BidMade, DealScored, DealStarted, Fact, TrickWon, TrumpChosen
+from cardtable.engine.games.belote.rules import TEAMS as BELOTE_TEAMS
 from cardtable.engine.games.belote.rules import ContractSettled, DealThrownIn
 from cardtable.engine.games.three_five_eight.rules import ContractChosen
 
@@ -119,8 +120,8 @@ class DealTally:
             )
 
     def _role(self, seat: int) -> str:
-        """The seat's part in the deal: in 3-5-8 its own, in Belote its side's (the seats two
-        apart)."""
+        """The seat's part in the deal: in 3-5-8 its own, in Belote its side's (the engine's
+        ``TEAMS``)."""
         if self._declarer is not None:
             declarer, contract = self._declarer
             if seat == declarer:
@@ -130,7 +131,8 @@ class DealTally:
             return THROWN_IN
         if self._taker is None:
             return ""
-        return TOOK if (seat - self._taker) % 2 == 0 else DEFENDED
+        taking_side = next(side for side in BELOTE_TEAMS if self._taker in side)
+        return TOOK if seat in taking_side else DEFENDED
 
 
 @dataclass
